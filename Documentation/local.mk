@@ -1,0 +1,2 @@
+# SPDX-License-Identifier: MIT
+# Documentation and man pages.

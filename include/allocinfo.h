@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocinfo.h - per-call-site memory allocation profiling for C and C++.
+ *
+ * Include it (first, or through `allocinfo-cc -include`) and every call to the
+ * malloc family below is charged to its own file:line, exactly, for as long as the
+ * memory is live. See allocinfo(3) and Documentation/user-guide.md.
+ *
+ * Compiling with -DALLOCINFO_DISABLE turns every macro back into the plain call.
+ */
+#ifndef ALLOCINFO_H
+#define ALLOCINFO_H
+
+/*
+ * The system headers that declare the functions we wrap are read before our macros
+ * exist, so that their declarations are left alone when a file includes them again.
+ * A C file that later defines _GNU_SOURCE would find the feature set already fixed,
+ * so when no feature-test macro was chosen we choose GNU's, the superset.
+ */
+#if !defined(__cplusplus) && !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE) && \
+	!defined(_XOPEN_SOURCE) && !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE) && \
+	!defined(_SVID_SOURCE) && !defined(_ISOC11_SOURCE) && !defined(__STRICT_ANSI__)
+#define _GNU_SOURCE 1
+#endif
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <malloc.h>
+#include <sys/types.h>
+#ifdef __cplusplus
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#if defined(__GLIBCXX__) && __has_include(<ext/malloc_allocator.h>)
+#include <ext/malloc_allocator.h>	/* calls std::malloc() */
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define ALLOCINFO_API __attribute__((visibility("default")))
+#else
+#define ALLOCINFO_API
+#endif
+
+/*
+ * A call site. Static tags live in the section "allocinfo_tags" of the object that
+ * holds the call; the library numbers them on first sight (index) and keeps its own
+ * copy of the strings, so nothing here is needed after dlclose.
+ */
+struct alloc_tag {
+	const char *file;
+	const char *func;
+	unsigned int line;
+	unsigned int flags;	/* ALLOC_TAG_F_* */
+	unsigned int index;	/* written by the library; 0 until registered */
+	unsigned int reserved;
+};
+
+#define ALLOC_TAG_F_CXX    0x1u	/* func is __PRETTY_FUNCTION__ */
+#define ALLOC_TAG_F_SCOPE  0x2u	/* an ALLOC_TAG_SCOPE() */
+
+/* Per-thread state read by the allocation fast path. */
+struct allocinfo_thread {
+	const struct alloc_tag *current;	/* set by alloc_hooks() */
+	const struct alloc_tag *override;	/* set by ALLOC_TAG_SCOPE(); wins over all */
+};
+
+/* With ALLOCINFO_NO_CALL_MACROS the header leaves malloc() and friends alone (for a
+ * file that declares them itself): tags, alloc_hooks() and scopes still work. */
+
+/* ---- run-time control and the report ------------------------------------------ */
+
+#ifndef ALLOCINFO_DISABLE
+/* Writes this process's report (the /proc/allocinfo format) to fd. Returns the
+ * number of bytes written, or -1 with errno set. */
+ALLOCINFO_API ssize_t allocinfo_print(int fd);
+/* Counting on (1) or off (0). Refused when started with ALLOCINFO=never. */
+ALLOCINFO_API void allocinfo_set_enabled(int on);
+ALLOCINFO_API int allocinfo_enabled(void);
+#else
+static inline ssize_t allocinfo_print(int fd) { (void)fd; return 0; }
+static inline void allocinfo_set_enabled(int on) { (void)on; }
+static inline int allocinfo_enabled(void) { return 0; }
+#endif
+
+#ifndef ALLOCINFO_DISABLE
+
+extern __thread struct allocinfo_thread allocinfo__thread
+	__attribute__((tls_model("initial-exec")));
+
+/* Registers the tags between start and stop (one object's section). Called by the
+ * constructor below, once per translation unit; repeated calls are cheap. */
+ALLOCINFO_API void allocinfo_register_tags(struct alloc_tag *start, struct alloc_tag *stop);
+
+/* Allocation entry points that take the call site explicitly. */
+ALLOCINFO_API void *allocinfo_malloc(const struct alloc_tag *t, size_t size)
+	__attribute__((malloc, alloc_size(2)));
+ALLOCINFO_API void *allocinfo_calloc(const struct alloc_tag *t, size_t n, size_t size)
+	__attribute__((malloc, alloc_size(2, 3)));
+ALLOCINFO_API void *allocinfo_realloc(const struct alloc_tag *t, void *ptr, size_t size)
+	__attribute__((alloc_size(3)));
+ALLOCINFO_API void *allocinfo_reallocarray(const struct alloc_tag *t, void *ptr, size_t n,
+					   size_t size) __attribute__((alloc_size(3, 4)));
+ALLOCINFO_API void *allocinfo_aligned_alloc(const struct alloc_tag *t, size_t align,
+					    size_t size) __attribute__((malloc, alloc_size(3)));
+ALLOCINFO_API int allocinfo_posix_memalign(const struct alloc_tag *t, void **ptr,
+					   size_t align, size_t size);
+ALLOCINFO_API void *allocinfo_memalign(const struct alloc_tag *t, size_t align, size_t size)
+	__attribute__((malloc, alloc_size(3)));
+ALLOCINFO_API void *allocinfo_valloc(const struct alloc_tag *t, size_t size)
+	__attribute__((malloc, alloc_size(2)));
+ALLOCINFO_API void *allocinfo_pvalloc(const struct alloc_tag *t, size_t size)
+	__attribute__((malloc));
+ALLOCINFO_API char *allocinfo_strdup(const struct alloc_tag *t, const char *s)
+	__attribute__((malloc));
+ALLOCINFO_API char *allocinfo_strndup(const struct alloc_tag *t, const char *s, size_t n)
+	__attribute__((malloc));
+ALLOCINFO_API int allocinfo_asprintf(const struct alloc_tag *t, char **strp,
+				     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+ALLOCINFO_API int allocinfo_vasprintf(const struct alloc_tag *t, char **strp,
+				      const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+/* The _noprof variants: allocate without setting a tag, so the allocation is charged
+ * to the tag that is current (set by alloc_hooks() around a wrapper's call). */
+ALLOCINFO_API void *malloc_noprof(size_t size) __attribute__((malloc, alloc_size(1)));
+ALLOCINFO_API void *calloc_noprof(size_t n, size_t size)
+	__attribute__((malloc, alloc_size(1, 2)));
+ALLOCINFO_API void *realloc_noprof(void *ptr, size_t size) __attribute__((alloc_size(2)));
+ALLOCINFO_API void *reallocarray_noprof(void *ptr, size_t n, size_t size)
+	__attribute__((alloc_size(2, 3)));
+ALLOCINFO_API void *aligned_alloc_noprof(size_t align, size_t size)
+	__attribute__((malloc, alloc_size(2)));
+ALLOCINFO_API int posix_memalign_noprof(void **ptr, size_t align, size_t size);
+ALLOCINFO_API void *memalign_noprof(size_t align, size_t size)
+	__attribute__((malloc, alloc_size(2)));
+ALLOCINFO_API void *valloc_noprof(size_t size) __attribute__((malloc, alloc_size(1)));
+ALLOCINFO_API void *pvalloc_noprof(size_t size) __attribute__((malloc));
+ALLOCINFO_API char *strdup_noprof(const char *s) __attribute__((malloc));
+ALLOCINFO_API char *strndup_noprof(const char *s, size_t n) __attribute__((malloc));
+ALLOCINFO_API int asprintf_noprof(char **strp, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+ALLOCINFO_API int vasprintf_noprof(char **strp, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+#endif /* !ALLOCINFO_DISABLE */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+/* ---- tags and macros ------------------------------------------------------------ */
+
+#ifndef ALLOCINFO_DISABLE
+
+#define ALLOCINFO__SECTION "allocinfo_tags"
+#define ALLOCINFO__CAT2(a, b) a##b
+#define ALLOCINFO__CAT(a, b) ALLOCINFO__CAT2(a, b)
+#define ALLOCINFO__UNIQUE(p) ALLOCINFO__CAT(p, __COUNTER__)
+
+#ifdef __cplusplus
+#define ALLOCINFO__FUNC  __PRETTY_FUNCTION__
+#define ALLOCINFO__FLAGS ALLOC_TAG_F_CXX
+#else
+#define ALLOCINFO__FUNC  __func__
+#define ALLOCINFO__FLAGS 0u
+#endif
+
+#define ALLOCINFO__TAG_ATTRS \
+	__attribute__((section(ALLOCINFO__SECTION), used, aligned(8)))
+
+/* DEFINE_ALLOC_TAG(name): a tag for this line, inside a function (as in the kernel). */
+#define DEFINE_ALLOC_TAG(_name) \
+	static struct alloc_tag _name ALLOCINFO__TAG_ATTRS = \
+		{ __FILE__, ALLOCINFO__FUNC, __LINE__, ALLOCINFO__FLAGS, 0u, 0u }
+
+/* The tag of the line where this expands (an expression). */
+#define ALLOCINFO__SITE() __extension__ ({ DEFINE_ALLOC_TAG(__allocinfo_site); \
+					  &__allocinfo_site; })
+
+/* Evaluates expr with _tag as the current tag: allocations made by expr that carry no
+ * tag of their own (_noprof calls, libraries, new) are charged to _tag. */
+#define alloc_hooks_tag(_tag, _expr) __extension__ ({ \
+	const struct alloc_tag *__allocinfo_saved = allocinfo__thread.current; \
+	allocinfo__thread.current = (_tag); \
+	__typeof__(_expr) __allocinfo_res = (_expr); \
+	allocinfo__thread.current = __allocinfo_saved; \
+	__allocinfo_res; })
+
+/* alloc_hooks(expr): expr is charged to this line (the kernel's macro). */
+#define alloc_hooks(_expr) alloc_hooks_tag(ALLOCINFO__SITE(), _expr)
+
+/* ALLOC_TAG_SCOPE(): until the end of the enclosing block, every allocation made by
+ * this thread, by any code, is charged to this line. Scopes nest; the inner wins. */
+#ifdef __cplusplus
+namespace allocinfo {
+class scope_guard {
+public:
+	explicit scope_guard(const struct alloc_tag *t) noexcept
+		: saved_(allocinfo__thread.override) { allocinfo__thread.override = t; }
+	~scope_guard() { allocinfo__thread.override = saved_; }
+	scope_guard(const scope_guard &) = delete;
+	scope_guard &operator=(const scope_guard &) = delete;
+private:
+	const struct alloc_tag *saved_;
+};
+} /* namespace allocinfo */
+#define ALLOC_TAG_SCOPE() \
+	::allocinfo::scope_guard ALLOCINFO__UNIQUE(__allocinfo_scope_)(__extension__ ({ \
+		static struct alloc_tag __allocinfo_site ALLOCINFO__TAG_ATTRS = \
+			{ __FILE__, ALLOCINFO__FUNC, __LINE__, \
+			  ALLOCINFO__FLAGS | ALLOC_TAG_F_SCOPE, 0u, 0u }; \
+		&__allocinfo_site; }))
+#else
+static inline const struct alloc_tag *allocinfo__scope_enter(const struct alloc_tag *t)
+{
+	const struct alloc_tag *saved = allocinfo__thread.override;
+	allocinfo__thread.override = t;
+	return saved;
+}
+static inline void allocinfo__scope_exit(const struct alloc_tag *const *saved)
+{
+	allocinfo__thread.override = *saved;
+}
+#define ALLOC_TAG_SCOPE() \
+	const struct alloc_tag *ALLOCINFO__UNIQUE(__allocinfo_scope_) \
+	__attribute__((cleanup(allocinfo__scope_exit), unused)) = \
+	allocinfo__scope_enter(__extension__ ({ \
+		static struct alloc_tag __allocinfo_site ALLOCINFO__TAG_ATTRS = \
+			{ __FILE__, ALLOCINFO__FUNC, __LINE__, \
+			  ALLOCINFO__FLAGS | ALLOC_TAG_F_SCOPE, 0u, 0u }; \
+		&__allocinfo_site; }))
+#endif
+
+#ifndef ALLOCINFO_LIBRARY
+/*
+ * Registration: each translation unit carries a constructor that hands its object's
+ * tag section to the library before the object's own constructors run. The section
+ * bounds are the linker's per-object __start_/__stop_ symbols.
+ */
+#ifdef __cplusplus
+extern "C" {
+#endif
+extern struct alloc_tag __start_allocinfo_tags[] __attribute__((weak, visibility("hidden")));
+extern struct alloc_tag __stop_allocinfo_tags[] __attribute__((weak, visibility("hidden")));
+#ifdef __cplusplus
+}
+#endif
+__attribute__((constructor(101), used)) static void allocinfo__register_this_object(void)
+{
+	if (__start_allocinfo_tags != __stop_allocinfo_tags)
+		allocinfo_register_tags(__start_allocinfo_tags, __stop_allocinfo_tags);
+}
+#endif /* !ALLOCINFO_LIBRARY */
+
+#if !defined(ALLOCINFO_NO_CALL_MACROS) && !defined(ALLOCINFO_LIBRARY)
+
+/*
+ * The call-site macros. In C they call the allocinfo_ entry points. In C++ they keep
+ * the function's own name and add the tag as a first argument (overloads below), so
+ * that std::malloc(n) and ::malloc(n) still mean what they say.
+ */
+#ifdef __cplusplus
+inline void *malloc(const struct alloc_tag *t, size_t n) noexcept
+{ return allocinfo_malloc(t, n); }
+inline void *calloc(const struct alloc_tag *t, size_t n, size_t s) noexcept
+{ return allocinfo_calloc(t, n, s); }
+inline void *realloc(const struct alloc_tag *t, void *p, size_t n) noexcept
+{ return allocinfo_realloc(t, p, n); }
+inline void *reallocarray(const struct alloc_tag *t, void *p, size_t n, size_t s) noexcept
+{ return allocinfo_reallocarray(t, p, n, s); }
+inline void *aligned_alloc(const struct alloc_tag *t, size_t a, size_t n) noexcept
+{ return allocinfo_aligned_alloc(t, a, n); }
+inline int posix_memalign(const struct alloc_tag *t, void **p, size_t a, size_t n) noexcept
+{ return allocinfo_posix_memalign(t, p, a, n); }
+inline void *memalign(const struct alloc_tag *t, size_t a, size_t n) noexcept
+{ return allocinfo_memalign(t, a, n); }
+inline void *valloc(const struct alloc_tag *t, size_t n) noexcept
+{ return allocinfo_valloc(t, n); }
+inline void *pvalloc(const struct alloc_tag *t, size_t n) noexcept
+{ return allocinfo_pvalloc(t, n); }
+inline char *strdup(const struct alloc_tag *t, const char *s) noexcept
+{ return allocinfo_strdup(t, s); }
+inline char *strndup(const struct alloc_tag *t, const char *s, size_t n) noexcept
+{ return allocinfo_strndup(t, s, n); }
+inline int vasprintf(const struct alloc_tag *t, char **p, const char *f, va_list ap) noexcept
+{ return allocinfo_vasprintf(t, p, f, ap); }
+__attribute__((format(printf, 3, 4)))
+inline int asprintf(const struct alloc_tag *t, char **p, const char *f, ...) noexcept
+{
+	va_list ap;
+	va_start(ap, f);
+	int r = allocinfo_vasprintf(t, p, f, ap);
+	va_end(ap);
+	return r;
+}
+namespace std {
+using ::malloc;
+using ::calloc;
+using ::realloc;
+using ::aligned_alloc;
+}
+#define ALLOCINFO__CALL(fn, ...) fn(ALLOCINFO__SITE(), __VA_ARGS__)
+#else
+#define ALLOCINFO__CALL(fn, ...) allocinfo_##fn(ALLOCINFO__SITE(), __VA_ARGS__)
+#endif
+
+#define malloc(...)         ALLOCINFO__CALL(malloc, __VA_ARGS__)
+#define calloc(...)         ALLOCINFO__CALL(calloc, __VA_ARGS__)
+#define realloc(...)        ALLOCINFO__CALL(realloc, __VA_ARGS__)
+#define reallocarray(...)   ALLOCINFO__CALL(reallocarray, __VA_ARGS__)
+#define aligned_alloc(...)  ALLOCINFO__CALL(aligned_alloc, __VA_ARGS__)
+#define posix_memalign(...) ALLOCINFO__CALL(posix_memalign, __VA_ARGS__)
+#define memalign(...)       ALLOCINFO__CALL(memalign, __VA_ARGS__)
+#define valloc(...)         ALLOCINFO__CALL(valloc, __VA_ARGS__)
+#define pvalloc(...)        ALLOCINFO__CALL(pvalloc, __VA_ARGS__)
+#define strdup(...)         ALLOCINFO__CALL(strdup, __VA_ARGS__)
+#define strndup(...)        ALLOCINFO__CALL(strndup, __VA_ARGS__)
+#define asprintf(...)       ALLOCINFO__CALL(asprintf, __VA_ARGS__)
+#define vasprintf(...)      ALLOCINFO__CALL(vasprintf, __VA_ARGS__)
+#endif /* !ALLOCINFO_NO_CALL_MACROS */
+
+#else /* ALLOCINFO_DISABLE: the plain calls, at no cost */
+
+#define DEFINE_ALLOC_TAG(_name) static const int _name __attribute__((unused)) = 0
+#define alloc_hooks_tag(_tag, _expr) (_expr)
+#define alloc_hooks(_expr) (_expr)
+#define ALLOC_TAG_SCOPE() do { } while (0)
+#define malloc_noprof malloc
+#define calloc_noprof calloc
+#define realloc_noprof realloc
+#define reallocarray_noprof reallocarray
+#define aligned_alloc_noprof aligned_alloc
+#define posix_memalign_noprof posix_memalign
+#define memalign_noprof memalign
+#define valloc_noprof valloc
+#define pvalloc_noprof pvalloc
+#define strdup_noprof strdup
+#define strndup_noprof strndup
+#define asprintf_noprof asprintf
+#define vasprintf_noprof vasprintf
+
+#endif /* ALLOCINFO_DISABLE */
+
+#endif /* ALLOCINFO_H */

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Dynamic tags for allocations that arrive with no current tag (uninstrumented code,
+ * C++ new, libraries): one tag per distinct return address, named later from debug
+ * info by whoever renders the report.
+ *
+ * The map from return address to slot is a fixed-size open-addressing table read
+ * without locks: an entry's slot is written before its key (release), and keys are
+ * never changed except to a tombstone when their object is unloaded. The number of
+ * distinct callers is bounded; beyond the bound callers share the overflow tag.
+ */
+#ifndef ALLOCINFO_CALLER_TAGS_H
+#define ALLOCINFO_CALLER_TAGS_H
+
+#include "internal.h"
+
+namespace allocinfo {
+
+struct caller_entry {
+	uintptr_t ra;		/* 0 empty, 1 tombstone */
+	uint32_t slot;
+	uint32_t unused;
+};
+
+constexpr uint32_t CALLER_TABLE_BITS = 17;
+constexpr uint32_t CALLER_TABLE_SIZE = 1u << CALLER_TABLE_BITS;
+constexpr uint32_t CALLER_LIMIT = 16384;	/* distinct caller tags */
+constexpr uint32_t CALLER_PROBES = 16;
+constexpr uintptr_t CALLER_TOMBSTONE = 1;
+
+extern caller_entry *g_callers HIDDEN;
+
+uint32_t caller_slot_slow(uintptr_t ra) HIDDEN;
+
+static inline uint32_t caller_hash(uintptr_t ra)
+{
+	return (uint32_t)(((uint64_t)ra * 0x9e3779b97f4a7c15ull) >> (64 - CALLER_TABLE_BITS));
+}
+
+static inline uint32_t caller_slot(uintptr_t ra)
+{
+	uint32_t h = caller_hash(ra);
+	for (uint32_t i = 0; i < CALLER_PROBES; i++) {
+		const caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
+		uintptr_t key = __atomic_load_n(&e->ra, __ATOMIC_ACQUIRE);
+		if (key == ra)
+			return e->slot;
+		if (key == 0)
+			break;
+	}
+	return caller_slot_slow(ra);
+}
+
+/* Start-up: maps the table. */
+bool caller_tags_init() HIDDEN;
+/* Registry lock held: forgets the callers in [lo, hi) (their object is gone). */
+void caller_tags_forget(uintptr_t lo, uintptr_t hi) HIDDEN;
+
+} /* namespace allocinfo */
+
+#endif

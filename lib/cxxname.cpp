@@ -1,0 +1,617 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A small hand-written scanner that cuts the function name out of a C++ declaration
+ * as printed by __PRETTY_FUNCTION__ or a demangler. See cxxname.h for the rules.
+ * No recursion and bounded rescans, so any input is handled in about linear time.
+ */
+#include "cxxname.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <cxxabi.h>
+#include <utility>
+#include <vector>
+
+namespace allocinfo {
+
+namespace {
+
+bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* Bytes >= 0x80 count as identifier characters: UTF-8 names stay whole. */
+bool is_ident(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '$' || static_cast<unsigned char>(c) >= 0x80;
+}
+
+bool starts_with(const char *p, const char *e, const char *word)
+{
+	size_t n = strlen(word);
+	return static_cast<size_t>(e - p) >= n && memcmp(p, word, n) == 0;
+}
+
+/* `word` at p as a whole identifier. */
+bool keyword_at(const char *p, const char *e, const char *word)
+{
+	size_t n = strlen(word);
+	return starts_with(p, e, word) && (p + n == e || !is_ident(p[n]));
+}
+
+const char *skip_spaces(const char *p, const char *e)
+{
+	while (p < e && is_space(*p))
+		++p;
+	return p;
+}
+
+/* Appends [b, e) with whitespace squeezed: "_" between identifier characters, else
+ * nothing. Looks at out's last character so that pieces join the same way. */
+void squeeze_append(std::string &out, const char *b, const char *e)
+{
+	bool pending = false;
+	for (; b < e; ++b) {
+		if (is_space(*b)) {
+			pending = true;
+			continue;
+		}
+		if (pending && !out.empty() && is_ident(out.back()) && is_ident(*b))
+			out += '_';
+		pending = false;
+		out += *b;
+	}
+}
+
+void squeeze_append(std::string &out, const std::string &s)
+{
+	squeeze_append(out, s.data(), s.data() + s.size());
+}
+
+/* The whole input, whitespace runs turned into "_": the answer when parsing fails. */
+std::string fallback(const char *b, const char *e)
+{
+	std::string out;
+	b = skip_spaces(b, e);
+	while (e > b && is_space(e[-1]))
+		--e;
+	bool pending = false;
+	for (; b < e; ++b) {
+		if (is_space(*b)) {
+			pending = true;
+			continue;
+		}
+		if (pending)
+			out += '_';
+		pending = false;
+		out += *b;
+	}
+	return out;
+}
+
+/*
+ * p points at '(', '[', '{' or '<'; returns just past its match, or null when the
+ * input ends first or a closer does not match. A '<' still open when a ')', ']' or
+ * '}' closes was a less-than; a '>' with no '<' open is a greater-than or "->".
+ */
+const char *skip_group(const char *p, const char *e)
+{
+	std::string stack;
+	for (; p < e; ++p) {
+		char c = *p;
+		switch (c) {
+		case '(':
+			stack += ')';
+			break;
+		case '[':
+			stack += ']';
+			break;
+		case '{':
+			stack += '}';
+			break;
+		case '<':
+			stack += '>';
+			break;
+		case '>':
+			if (!stack.empty() && stack.back() == '>') {
+				stack.pop_back();
+				if (stack.empty())
+					return p + 1;
+			}
+			break;
+		case ')':
+		case ']':
+		case '}':
+			while (!stack.empty() && stack.back() == '>')
+				stack.pop_back();
+			if (stack.empty() || stack.back() != c)
+				return nullptr;
+			stack.pop_back();
+			if (stack.empty())
+				return p + 1;
+			break;
+		default:
+			break;
+		}
+	}
+	return nullptr;
+}
+
+/* Past "const", "volatile", "&", "&&" (a member function's qualifiers). */
+const char *skip_qualifiers(const char *p, const char *e)
+{
+	for (;;) {
+		p = skip_spaces(p, e);
+		if (keyword_at(p, e, "const"))
+			p += 5;
+		else if (keyword_at(p, e, "volatile"))
+			p += 8;
+		else if (p < e && *p == '&')
+			++p;
+		else
+			return p;
+	}
+}
+
+/* Words whose parenthesised operand belongs to a return type: "decltype(x) f()". */
+bool is_type_operator(const std::string &w)
+{
+	static const char *const words[] = {
+		"decltype", "__decltype", "typeof", "__typeof", "__typeof__",
+		"__underlying_type", "__attribute__", "alignas", "_Alignas",
+	};
+	for (const char *k : words)
+		if (w == k)
+			return true;
+	return false;
+}
+
+/* Overloadable operator tokens, longer before their prefixes. */
+const char *const operator_tokens[] = {
+	"<=>", "<<=", ">>=", "->*", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||",
+	"++", "--", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "->",
+	"+", "-", "*", "/", "%", "^", "&", "|", "~", "!", "=", "<", ">", ",",
+};
+
+/*
+ * p points just past the keyword "operator". Appends the operator's one-word name to
+ * out ("operator_new[]", "operator<<", "operator()", "operator_const_char*") and
+ * returns where the parameter list should start, or null when nothing fits.
+ */
+const char *parse_operator(const char *p, const char *e, std::string &out)
+{
+	out += "operator";
+	const char *q = skip_spaces(p, e);
+	if (q >= e)
+		return nullptr;
+	if (is_ident(*q)) {
+		if (keyword_at(q, e, "new") || keyword_at(q, e, "delete")) {
+			const char *w = q;
+			while (q < e && is_ident(*q))
+				++q;
+			out += '_';
+			out.append(w, q);
+			const char *r = skip_spaces(q, e);
+			if (r + 1 < e && r[0] == '[' && r[1] == ']') {
+				out += "[]";
+				q = r + 2;
+			}
+			return q;
+		}
+		if (keyword_at(q, e, "co_await")) {
+			out += "_co_await";
+			return q + 8;
+		}
+		/* A conversion: the type runs up to the parameter list. A parenthesised
+		 * group opening with '*', '&' or '^' is part of a function pointer type. */
+		const char *t = q;
+		while (t < e) {
+			if (*t == '(') {
+				const char *g = skip_group(t, e);
+				if (!g)
+					return nullptr;
+				const char *in = skip_spaces(t + 1, g);
+				if (*in != '*' && *in != '&' && *in != '^')
+					break;
+				t = g;
+			} else if (*t == '<' || *t == '[') {
+				t = skip_group(t, e);
+				if (!t)
+					return nullptr;
+			} else {
+				++t;
+			}
+		}
+		out += '_';
+		squeeze_append(out, q, t);
+		return t;
+	}
+	if (*q == '"') {
+		/* A literal operator: operator""_km, or operator"" _km from demanglers. */
+		if (q + 1 >= e || q[1] != '"')
+			return nullptr;
+		out += "\"\"";
+		q = skip_spaces(q + 2, e);
+		const char *w = q;
+		while (q < e && is_ident(*q))
+			++q;
+		out.append(w, q);
+		return q;
+	}
+	if (*q == '(' || *q == '[') {
+		char close = *q == '(' ? ')' : ']';
+		const char *r = skip_spaces(q + 1, e);
+		if (r >= e || *r != close)
+			return nullptr;
+		out += *q;
+		out += close;
+		q = r + 1;
+	} else {
+		const char *tok = nullptr;
+		for (const char *t : operator_tokens) {
+			if (starts_with(q, e, t)) {
+				tok = t;
+				break;
+			}
+		}
+		if (!tok)
+			return nullptr;
+		out += tok;
+		q += strlen(tok);
+	}
+	/* Explicit template arguments, as in "operator< <int>". */
+	const char *r = skip_spaces(q, e);
+	if (r < e && *r == '<') {
+		const char *g = skip_group(r, e);
+		if (g) {
+			out.append(r, g);
+			q = g;
+		}
+	}
+	return q;
+}
+
+/* One "::"-separated part of the name, text still unsqueezed. */
+struct component {
+	std::string text;
+	bool call_scope = false; /* "f(...)::x": shown as "f()" */
+	bool anon_class = false; /* Clang's "(anonymous class)": a lambda before ::operator() */
+	bool lambda = false;     /* already "<lambda>" */
+	bool is_operator = false;
+};
+
+/* Parses the declaration in [b, e) into comps; *rest gets where the parameter list
+ * starts (or e). Returns false when the input does not look like a declaration. */
+bool parse_name(const char *b, const char *e, std::vector<component> &comps, const char **rest)
+{
+	/* "(*name(args))(args)" is parsed again on the inner text; each pass is
+	 * shorter, and a few passes cover any real declarator. */
+	for (int pass = 0; pass < 16; ++pass) {
+		comps.clear();
+		component cur;
+		const char *p = b;
+		bool restart = false;
+		*rest = e;
+
+		while (p < e && !restart) {
+			char c = *p;
+			if (is_space(c)) {
+				const char *q = skip_spaces(p, e);
+				if (q < e && *q == '[' && (!cur.text.empty() || !comps.empty())) {
+					*rest = q; /* GCC lambda: "f()::<lambda()> [with ...]" */
+					break;
+				}
+				if (q < e && *q == '(' && comps.empty() && is_type_operator(cur.text)) {
+					const char *g = skip_group(q, e);
+					if (!g)
+						return false;
+					p = g;
+					continue;
+				}
+				/* The end of the return type (or of a leading "static"). */
+				comps.clear();
+				cur = component();
+				p = q;
+				continue;
+			}
+			if (is_ident(c)) {
+				const char *q = p;
+				while (q < e && is_ident(*q))
+					++q;
+				if (cur.text.empty() && q - p == 8 && memcmp(p, "operator", 8) == 0) {
+					q = parse_operator(q, e, cur.text);
+					if (!q)
+						return false;
+					cur.is_operator = true;
+				} else {
+					cur.text.append(p, q);
+				}
+				p = q;
+				continue;
+			}
+			if (c == ':' && p + 1 < e && p[1] == ':') {
+				if (!cur.text.empty())
+					comps.push_back(cur);
+				cur = component();
+				p += 2;
+				continue;
+			}
+			if (c == '<' || c == '{') {
+				const char *q = skip_group(p, e);
+				if (!q)
+					return false;
+				if (starts_with(p + 1, q, "lambda")) {
+					cur.text += "<lambda>";
+					cur.lambda = true;
+				} else {
+					cur.text.append(p, q);
+				}
+				p = q;
+				continue;
+			}
+			if (c == '[') {
+				const char *q = skip_group(p, e);
+				if (!q)
+					return false;
+				if (starts_with(p, q, "[abi:")) {
+					p = q;
+					continue;
+				}
+				if (cur.text.empty() && comps.empty())
+					return false;
+				*rest = p;
+				break;
+			}
+			if (c == '(') {
+				const char *q = skip_group(p, e);
+				if (!q)
+					return false;
+				const char *r = skip_qualifiers(q, e);
+				if (r + 1 < e && r[0] == ':' && r[1] == ':') {
+					if (cur.text.empty()) {
+						/* A scope spelled in parentheses by Clang:
+						 * "(anonymous namespace)", "(anonymous class)",
+						 * "(lambda at f.cpp:3:5)", "(unnamed struct at ...)". */
+						const char *at = nullptr;
+						for (const char *s = p; s + 4 <= q; ++s)
+							if (starts_with(s, q, " at "))
+								at = s;
+						if (starts_with(p, q, "(lambda")) {
+							cur.text = "<lambda>";
+							cur.lambda = true;
+						} else if (at) {
+							cur.text.assign(p, at);
+							cur.text += ')';
+						} else {
+							cur.text.assign(p, q);
+							cur.anon_class = starts_with(p, q, "(anonymous class)");
+						}
+					} else {
+						cur.call_scope = true;
+					}
+					comps.push_back(cur);
+					cur = component();
+					p = r + 2;
+					continue;
+				}
+				if (cur.text.empty() && comps.empty()) {
+					/* After the return type: either a declarator such as
+					 * "(*get_handler(int))(int)" or part of the type. */
+					const char *in = skip_spaces(p + 1, q - 1);
+					if (in < q - 1 && (*in == '*' || *in == '&' || *in == '^')) {
+						b = in;
+						e = q - 1;
+						restart = true;
+						continue;
+					}
+					p = q;
+					continue;
+				}
+				if (comps.empty() && is_type_operator(cur.text)) {
+					cur.text.append(p, q);
+					p = q;
+					continue;
+				}
+				*rest = p; /* the parameter list */
+				break;
+			}
+			if (c == '*' || c == '&') {
+				/* Punctuation of a return type: "Foo &Foo::get()". */
+				comps.clear();
+				cur = component();
+				++p;
+				continue;
+			}
+			if (c == ')' || c == ']' || c == '}' || c == '>' || c == ',' || c == ';')
+				return false;
+			cur.text += c;
+			++p;
+		}
+		if (restart)
+			continue;
+		if (!cur.text.empty())
+			comps.push_back(cur);
+		return !comps.empty();
+	}
+	return false;
+}
+
+/* Template parameter bindings from "[with T = int; U = char]" or "[T = int, U = char]". */
+using bindings = std::vector<std::pair<std::string, std::string>>;
+
+void parse_bindings(const char *b, const char *e, bindings &out)
+{
+	b = skip_spaces(b, e);
+	if (keyword_at(b, e, "with"))
+		b += 4;
+	while (b < e) {
+		/* One item ends at a ';' or ',' outside brackets. */
+		int depth = 0;
+		const char *end = b;
+		for (; end < e; ++end) {
+			char c = *end;
+			if (c == '(' || c == '[' || c == '{' || c == '<')
+				++depth;
+			else if ((c == ')' || c == ']' || c == '}' || c == '>') && depth > 0)
+				--depth;
+			else if ((c == ';' || c == ',') && depth == 0)
+				break;
+		}
+		const char *eq = nullptr;
+		for (const char *s = b; s + 3 <= end; ++s) {
+			if (starts_with(s, end, " = ")) {
+				eq = s;
+				break;
+			}
+		}
+		if (eq) {
+			/* The name is the last word before " = ": "long unsigned int N = 3". */
+			const char *ne = eq;
+			while (ne > b && is_space(ne[-1]))
+				--ne;
+			const char *nb = ne;
+			while (nb > b && is_ident(nb[-1]))
+				--nb;
+			if (nb < ne && (nb == b || is_space(nb[-1]))) {
+				const char *vb = skip_spaces(eq + 3, end);
+				const char *ve = end;
+				while (ve > vb && is_space(ve[-1]))
+					--ve;
+				out.emplace_back(std::string(nb, ne), std::string(vb, ve));
+			}
+		}
+		b = end < e ? end + 1 : e;
+	}
+}
+
+/* Finds the bindings suffix after the name, skipping bracketed parameter lists. */
+void find_bindings(const char *p, const char *e, bindings &out)
+{
+	while (p < e) {
+		char c = *p;
+		if (c == '(' || c == '{') {
+			const char *q = skip_group(p, e);
+			if (!q)
+				return;
+			p = q;
+		} else if (c == '[') {
+			const char *q = skip_group(p, e);
+			if (!q)
+				return;
+			parse_bindings(p + 1, q - 1, out);
+			p = q;
+		} else {
+			++p;
+		}
+	}
+}
+
+/* Replaces template parameter names inside <...> with their bound values. */
+std::string substitute(const std::string &t, const bindings &bs)
+{
+	std::string out;
+	int depth = 0;
+	for (size_t i = 0; i < t.size();) {
+		char c = t[i];
+		if (c == '<')
+			++depth;
+		else if (c == '>' && depth > 0)
+			--depth;
+		if (depth > 0 && is_ident(c)) {
+			size_t j = i;
+			while (j < t.size() && is_ident(t[j]))
+				++j;
+			std::string w = t.substr(i, j - i);
+			const std::string *v = nullptr;
+			if (i == 0 || t[i - 1] != ':') {
+				for (const auto &b : bs) {
+					if (b.first == w) {
+						v = &b.second;
+						break;
+					}
+				}
+			}
+			out += v ? *v : w;
+			i = j;
+			continue;
+		}
+		out += c;
+		++i;
+	}
+	return out;
+}
+
+std::string render(const std::vector<component> &comps, const bindings &bs)
+{
+	std::string out;
+	for (size_t i = 0; i < comps.size(); ++i) {
+		const component &c = comps[i];
+		if (!out.empty())
+			out += "::";
+		if ((c.lambda || c.anon_class) && i + 1 < comps.size() &&
+		    comps[i + 1].is_operator && comps[i + 1].text.compare(0, 10, "operator()") == 0) {
+			out += "<lambda>";
+			++i;
+			continue;
+		}
+		if (!c.is_operator && !bs.empty())
+			squeeze_append(out, substitute(c.text, bs));
+		else
+			squeeze_append(out, c.text);
+		if (c.call_scope)
+			out += "()";
+	}
+	return out;
+}
+
+bool has_space(const std::string &s)
+{
+	for (char c : s)
+		if (is_space(c))
+			return true;
+	return false;
+}
+
+} /* namespace */
+
+std::string cxx_function_name(const char *pretty)
+{
+	if (!pretty)
+		return std::string();
+	const char *b = pretty;
+	const char *e = b + strlen(b);
+	if (!memchr(b, '(', e - b))
+		return fallback(b, e);
+
+	std::vector<component> comps;
+	const char *rest = e;
+	if (!parse_name(b, e, comps, &rest))
+		return fallback(b, e);
+	bindings bs;
+	find_bindings(rest, e, bs);
+	std::string out = render(comps, bs);
+	if (out.empty() || has_space(out))
+		return fallback(b, e);
+	return out;
+}
+
+std::string demangled_function_name(const char *symbol)
+{
+	if (!symbol)
+		return std::string();
+	if (symbol[0] == '_' && symbol[1] == 'Z') {
+		int status = -1;
+		char *d = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
+		if (d && status == 0) {
+			std::string out = cxx_function_name(d);
+			free(d);
+			return out;
+		}
+		free(d);
+	}
+	return fallback(symbol, symbol + strlen(symbol));
+}
+
+} /* namespace allocinfo */

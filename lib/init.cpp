@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Start-up, fork and exit. Start-up happens inside the first allocation of the
+ * process (possibly before the C library has run its constructors), so it reads the
+ * environment directly and maps memory with system calls only.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/rseq.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "caller_tags.h"
+#include "internal.h"
+#include "options.h"
+#include "registry.h"
+#include "store.h"
+
+extern "C" {
+EXPORT __thread struct allocinfo_thread allocinfo__thread
+	__attribute__((tls_model("initial-exec")));
+}
+
+namespace allocinfo {
+
+alignas(64) fast_state g_fast;
+__thread uint32_t t_fallback_shard __attribute__((tls_model("initial-exec")));
+
+namespace {
+
+pid_t g_starting_tid;
+
+void on_exit()
+{
+	store_retire();
+}
+
+void fork_prepare()
+{
+	registry_fork_prepare();
+}
+
+void fork_parent()
+{
+	registry_fork_parent();
+}
+
+void fork_child()
+{
+	t_fallback_shard = 0;
+	registry_fork_child();
+	store_fork_child();
+}
+
+void start()
+{
+	options o = read_options();
+	if (o.mode == profiling_mode::never) {
+		__atomic_store_n(&g_fast.state, STATE_NEVER, __ATOMIC_RELEASE);
+		return;
+	}
+	backend::init();
+	if (!store_create(o.store) || !caller_tags_init()) {
+		log_message("cannot map memory for the counters; profiling is off");
+		__atomic_store_n(&g_fast.state, STATE_NEVER, __ATOMIC_RELEASE);
+		return;
+	}
+	allocinfo_store_header *h = g_store.hdr;
+	h->enabled = o.mode == profiling_mode::on;
+	g_fast.nr_cpus = h->nr_cpus;
+	g_fast.counters = g_store.counters;
+	g_fast.cpu_shift = STORE_CPU_SHIFT;
+	g_fast.slot_mask = h->tag_capacity - 1;
+	g_fast.enabled = &h->enabled;
+	g_fast.debug = o.debug;
+	g_fast.rseq_offset = __rseq_offset;
+	g_fast.rseq_cpus = __rseq_size > 0 ? h->nr_cpus : 0;
+	registry_init();
+	__atomic_store_n(&g_fast.state, STATE_RUNNING, __ATOMIC_RELEASE);
+}
+
+} /* namespace */
+
+void ensure_init()
+{
+	uint32_t s = __atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE);
+	if (s == STATE_RUNNING || s == STATE_NEVER)
+		return;
+	if (s == STATE_UNINIT &&
+	    __atomic_compare_exchange_n(&g_fast.state, &s, STATE_STARTING, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		g_starting_tid = gettid();
+		start();
+		return;
+	}
+	if (g_starting_tid == gettid())
+		return;	/* allocating from inside start() */
+	while (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) == STATE_STARTING)
+		sched_yield();
+}
+
+void counter_add_fallback(uint32_t slot, int64_t bytes, int64_t calls)
+{
+	uint32_t shard = t_fallback_shard;
+	if (!shard) {
+		static uint32_t next;
+		shard = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % g_fast.nr_cpus + 1;
+		t_fallback_shard = shard;
+	}
+	auto *c = reinterpret_cast<allocinfo_counter *>(
+		g_fast.counters + ((uint64_t)(shard - 1) << g_fast.cpu_shift) + ((uint64_t)slot << 4));
+	__atomic_fetch_add(&c->bytes, bytes, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->calls, calls, __ATOMIC_RELAXED);
+}
+
+} /* namespace allocinfo */
+
+using namespace allocinfo;
+
+/* Before any other constructor of a program linked with the library. */
+__attribute__((constructor(101))) static void allocinfo_constructor()
+{
+	ensure_init();
+	if (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) != STATE_RUNNING)
+		return;
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	atexit(on_exit);
+}

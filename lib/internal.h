@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Definitions shared by every part of liballocinfo: branch hints, the process-wide
+ * state the fast path reads, the per-allocation record, and the recursion guard.
+ */
+#ifndef ALLOCINFO_INTERNAL_H
+#define ALLOCINFO_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ALLOCINFO_LIBRARY 1
+#include "allocinfo.h"
+#include "store_format.h"
+
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define HIDDEN      __attribute__((visibility("hidden")))
+#define EXPORT      __attribute__((visibility("default")))
+
+namespace allocinfo {
+
+/* What the process is doing with allocations; decided once, at the first one. */
+enum run_state : uint32_t {
+	STATE_UNINIT = 0,	/* nothing allocated yet */
+	STATE_NEVER = 1,	/* ALLOCINFO=never, or start-up failed: plain glibc, no record */
+	STATE_RUNNING = 2,	/* every allocation carries a record */
+	STATE_STARTING = 3,	/* one thread is initialising; its own allocations carry a
+				 * record charged to nothing */
+};
+
+/*
+ * Everything the fast path reads, on one cache line. Written during start-up and
+ * after fork (single-threaded), read without synchronisation afterwards.
+ */
+struct alignas(64) fast_state {
+	uint32_t state;			/* enum run_state */
+	uint32_t rseq_cpus;		/* CPU ids below this use rseq; 0 without rseq */
+	char *counters;			/* counter of (cpu 0, slot 0) */
+	uint32_t cpu_shift;		/* log2 of the distance between two CPUs' arrays */
+	uint32_t debug;			/* ALLOCINFO_DEBUG */
+	const uint32_t *enabled;    /* the store's run-time switch */
+	intptr_t rseq_offset;		/* glibc's __rseq_offset */
+	uint32_t nr_cpus;		/* counter shards */
+	uint32_t slot_mask;		/* tag capacity - 1 */
+};
+extern fast_state g_fast HIDDEN;
+
+/*
+ * The record in front of every allocation: 16 bytes, so the pointer handed out keeps
+ * glibc's 16-byte alignment. `tag` is a slot index, valid after dlclose.
+ */
+struct alloc_record {
+	uint64_t size;		/* bytes the caller asked for */
+	uint32_t tag;		/* store slot; ALLOCINFO_TAG_DISCARD when not counted */
+	uint32_t meta;		/* RECORD_MAGIC | align_shift << 8 | RECORD_F_* */
+};
+static_assert(sizeof(alloc_record) == 16, "the record keeps 16-byte alignment");
+
+constexpr uint32_t RECORD_MAGIC = 0xa11c0000u;
+constexpr uint32_t RECORD_MAGIC_MASK = 0xffff0000u;
+constexpr uint32_t RECORD_SHIFT_MASK = 0x0000ff00u; /* log2(alignment) when > 16 */
+constexpr uint32_t RECORD_F_SAMPLED = 0x1u;	/* spare: a sampler's mark */
+
+static inline alloc_record *record_of(void *p)
+{
+	return reinterpret_cast<alloc_record *>(static_cast<char *>(p) - sizeof(alloc_record));
+}
+
+/* A tag whose slot is the discard slot: what the library's own allocations use. */
+extern alloc_tag g_discard_tag HIDDEN;
+
+/*
+ * The recursion guard, for library code that may allocate (registration, reports,
+ * symbolization): it makes the discard tag this thread's override, so those
+ * allocations get a record but are charged to nothing and take no lock. Using the
+ * override costs the fast path nothing extra: it reads that word anyway.
+ */
+class busy_guard {
+public:
+	busy_guard() noexcept : saved_(allocinfo__thread.override)
+	{
+		allocinfo__thread.override = &g_discard_tag;
+	}
+	~busy_guard() { allocinfo__thread.override = saved_; }
+	busy_guard(const busy_guard &) = delete;
+	busy_guard &operator=(const busy_guard &) = delete;
+private:
+	const alloc_tag *saved_;
+};
+
+/* The start-up work, done once by whichever thread allocates first. */
+void ensure_init() HIDDEN;
+
+/* One line on stderr, starting "allocinfo: ". Never allocates. */
+void log_message(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2)));
+
+} /* namespace allocinfo */
+
+#endif /* ALLOCINFO_INTERNAL_H */

@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: MIT
+# liballocinfo, and libreader: the store parser and renderers shared with the tools.
+
+include_HEADERS += include/allocinfo.h
+
+LIB_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden -fno-rtti -fno-exceptions \
+	-fno-omit-frame-pointer
+
+# Reading stores and rendering reports: used in-process and by the tools.
+noinst_LTLIBRARIES += lib/libreader.la
+lib_libreader_la_SOURCES = \
+	lib/store_format.h \
+	lib/store_reader.h lib/store_reader.cpp \
+	lib/report.h lib/report.cpp lib/pprof.cpp \
+	lib/symbolize.h lib/symbolize.cpp \
+	lib/cxxname.h lib/cxxname.cpp \
+	lib/procfs.h lib/procfs.cpp
+lib_libreader_la_CXXFLAGS = $(LIB_CXXFLAGS) $(LIBDW_CFLAGS) $(ZLIB_CFLAGS)
+lib_libreader_la_LIBADD = $(LIBDW_LIBS) $(ZLIB_LIBS)
+
+# The exported entry points; apart because operator new must be able to throw.
+noinst_LTLIBRARIES += lib/liboverride.la
+lib_liboverride_la_SOURCES = lib/override.cpp
+lib_liboverride_la_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden -fno-omit-frame-pointer \
+	$(URCU_CFLAGS) -ftls-model=initial-exec
+
+lib_LTLIBRARIES += lib/liballocinfo.la
+lib_liballocinfo_la_SOURCES = \
+	lib/internal.h \
+	lib/options.h lib/options.cpp \
+	lib/log.cpp \
+	lib/backend.h lib/backend.cpp \
+	lib/percpu.h \
+	lib/store.h lib/store.cpp \
+	lib/registry.h lib/registry.cpp \
+	lib/caller_tags.h lib/caller_tags.cpp \
+	lib/alloc.h lib/alloc.cpp \
+	lib/init.cpp \
+	lib/api.cpp
+lib_liballocinfo_la_CXXFLAGS = $(LIB_CXXFLAGS) $(URCU_CFLAGS) -ftls-model=initial-exec
+lib_liballocinfo_la_LIBADD = lib/liboverride.la lib/libreader.la $(URCU_LIBS) $(DL_LIBS) -lpthread
+lib_liballocinfo_la_LDFLAGS = -version-info 0:0:0 \
+	-Wl,--version-script=$(top_srcdir)/lib/liballocinfo.sym -Wl,-z,nodelete
+EXTRA_lib_liballocinfo_la_DEPENDENCIES = $(top_srcdir)/lib/liballocinfo.sym
+EXTRA_DIST += lib/liballocinfo.sym

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The environment variables that control allocinfo (ALLOCINFO, ALLOCINFO_STORE,
+ * ALLOCINFO_DEBUG), read once from `environ` without allocating: they are read from
+ * inside the first malloc call, possibly before the C library is fully initialised.
+ */
+#ifndef ALLOCINFO_OPTIONS_H
+#define ALLOCINFO_OPTIONS_H
+
+#include "internal.h"
+
+namespace allocinfo {
+
+enum class profiling_mode { on, off, never };
+enum class store_kind { automatic, bpf, shm, none };
+
+struct options {
+	profiling_mode mode = profiling_mode::on;
+	store_kind store = store_kind::automatic;
+	bool debug = false;
+};
+
+/* Parses the environment; a malformed value gets one "allocinfo:" line on stderr
+ * naming the variable and the value, and the default. */
+options read_options() HIDDEN;
+
+/* Looks a variable up in `environ` without allocating; NULL when unset. */
+const char *find_env(const char *name) HIDDEN;
+
+} /* namespace allocinfo */
+
+#endif

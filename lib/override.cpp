@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Every exported allocation entry point: the malloc family (which interposes glibc's
+ * for the whole process), the allocinfo_* entry points that take a call site, the
+ * _noprof variants, C++ operator new/delete in all their forms, and dlclose (to
+ * notice unloaded objects).
+ *
+ * Each is the same few lines: settle the process state on the rare path, pick the
+ * slot, allocate or release. The return address passed down is the program's call.
+ */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <new>
+
+#include "alloc.h"
+
+using namespace allocinfo;
+
+#define RA() ((uintptr_t)__builtin_return_address(0))
+
+namespace {
+
+inline size_t page_size()
+{
+	static size_t ps;
+	if (!ps)
+		ps = (size_t)sysconf(_SC_PAGESIZE);
+	return ps;
+}
+
+/* The untagged entry points share these bodies. */
+inline void *do_malloc(size_t n, uintptr_t ra)
+{
+	if (unlikely(!running())) {
+		settle s = settle_state();
+		if (s == settle::plain)
+			return backend::malloc(n);
+		if (s == settle::discard)
+			return allocate(ALLOCINFO_TAG_DISCARD, n, false);
+	}
+	return allocate(slot_for_caller(ra), n, false);
+}
+
+inline void *do_site_malloc(const alloc_tag *t, size_t n, bool zero)
+{
+	if (unlikely(!running())) {
+		settle s = settle_state();
+		if (s == settle::plain)
+			return zero ? backend::calloc(1, n) : backend::malloc(n);
+		if (s == settle::discard)
+			return allocate(ALLOCINFO_TAG_DISCARD, n, zero);
+	}
+	return allocate(slot_for_site(t), n, zero);
+}
+
+inline void *do_calloc(size_t n, size_t m, uintptr_t ra)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, m, &total)) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+	if (unlikely(!running())) {
+		settle s = settle_state();
+		if (s == settle::plain)
+			return backend::calloc(n, m);
+		if (s == settle::discard)
+			return allocate(ALLOCINFO_TAG_DISCARD, total, true);
+	}
+	return allocate(slot_for_caller(ra), total, true);
+}
+
+/* slot_fn is called only once the process is running. */
+template <typename SlotFn>
+inline void *do_aligned(size_t align, size_t n, SlotFn slot_fn)
+{
+	if (unlikely(!running())) {
+		settle s = settle_state();
+		if (s == settle::plain)
+			return backend::memalign(align, n);
+		if (s == settle::discard)
+			return allocate_aligned(ALLOCINFO_TAG_DISCARD, align, n);
+	}
+	return allocate_aligned(slot_fn(), align, n);
+}
+
+template <typename SlotFn>
+inline void *do_realloc(void *p, size_t n, SlotFn slot_fn)
+{
+	if (unlikely(!running())) {
+		settle s = settle_state();
+		if (s == settle::plain)
+			return backend::realloc(p, n);
+		if (s == settle::discard) {
+			if (!p)
+				return allocate(ALLOCINFO_TAG_DISCARD, n, false);
+			return reallocate(ALLOCINFO_TAG_DISCARD, p, n);
+		}
+	}
+	if (!p)
+		return allocate(slot_fn(), n, false);
+	if (n == 0) {	/* glibc frees and returns NULL */
+		release(p);
+		return nullptr;
+	}
+	return reallocate(slot_fn(), p, n);
+}
+
+inline void do_free(void *p)
+{
+	if (unlikely(!p))
+		return;
+	if (unlikely(!running())) {
+		uint32_t s = __atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE);
+		if (s == STATE_NEVER || s == STATE_UNINIT) {
+			backend::free(p);
+			return;
+		}
+	}
+	release(p);
+}
+
+inline int do_posix_memalign(void **pp, size_t align, size_t n, void *(*alloc)(size_t, size_t,
+										     uintptr_t),
+			     uintptr_t ra)
+{
+	if (align == 0 || (align & (align - 1)) || align % sizeof(void *))
+		return EINVAL;
+	int saved = errno;
+	void *p = alloc(align, n, ra);
+	if (!p) {
+		int err = errno;
+		errno = saved;
+		return err == EINVAL ? EINVAL : ENOMEM;
+	}
+	*pp = p;
+	return 0;
+}
+
+void *caller_memalign(size_t align, size_t n, uintptr_t ra)
+{
+	return do_aligned(align, n, [ra] { return slot_for_caller(ra); });
+}
+
+int vasprintf_into(char **strp, const char *fmt, va_list ap, const alloc_tag *site, uintptr_t ra)
+{
+	va_list copy;
+	va_copy(copy, ap);
+	char small[256];
+	int len = vsnprintf(small, sizeof(small), fmt, copy);
+	va_end(copy);
+	if (len < 0)
+		return -1;
+	char *p = static_cast<char *>(site ? do_site_malloc(site, (size_t)len + 1, false)
+					   : do_malloc((size_t)len + 1, ra));
+	if (!p)
+		return -1;
+	if ((size_t)len < sizeof(small))
+		memcpy(p, small, (size_t)len + 1);
+	else
+		vsnprintf(p, (size_t)len + 1, fmt, ap);
+	*strp = p;
+	return len;
+}
+
+char *dup_string(const char *s, size_t n, const alloc_tag *site, uintptr_t ra)
+{
+	char *p = static_cast<char *>(site ? do_site_malloc(site, n + 1, false) : do_malloc(n + 1, ra));
+	if (p) {
+		memcpy(p, s, n);
+		p[n] = '\0';
+	}
+	return p;
+}
+
+} /* namespace */
+
+extern "C" {
+
+/* ---- the malloc family ---------------------------------------------------------- */
+
+EXPORT void *malloc(size_t n) { return do_malloc(n, RA()); }
+EXPORT void free(void *p) { do_free(p); }
+EXPORT void *calloc(size_t n, size_t m) { return do_calloc(n, m, RA()); }
+
+EXPORT void *realloc(void *p, size_t n)
+{
+	uintptr_t ra = RA();
+	return do_realloc(p, n, [ra] { return slot_for_caller(ra); });
+}
+
+EXPORT void *reallocarray(void *p, size_t n, size_t m)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, m, &total)) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+	uintptr_t ra = RA();
+	return do_realloc(p, total, [ra] { return slot_for_caller(ra); });
+}
+
+EXPORT void *memalign(size_t align, size_t n) { return caller_memalign(align, n, RA()); }
+EXPORT void *aligned_alloc(size_t align, size_t n) { return caller_memalign(align, n, RA()); }
+EXPORT void *valloc(size_t n) { return caller_memalign(page_size(), n, RA()); }
+
+EXPORT void *pvalloc(size_t n)
+{
+	size_t ps = page_size();
+	size_t rounded = n ? (n + ps - 1) & ~(ps - 1) : ps;
+	if (rounded < n) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+	return caller_memalign(ps, rounded, RA());
+}
+
+EXPORT int posix_memalign(void **pp, size_t align, size_t n)
+{
+	return do_posix_memalign(pp, align, n, caller_memalign, RA());
+}
+
+EXPORT size_t malloc_usable_size(void *p)
+{
+	if (!p)
+		return 0;
+	uint32_t s = __atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE);
+	if (s == STATE_NEVER || s == STATE_UNINIT)
+		return backend::usable_size(p);
+	return usable_size(p);
+}
+
+/* ---- the _noprof variants: charged to the current tag, else to the caller -------- */
+
+EXPORT void *malloc_noprof(size_t n) { return do_malloc(n, RA()); }
+EXPORT void *calloc_noprof(size_t n, size_t m) { return do_calloc(n, m, RA()); }
+
+EXPORT void *realloc_noprof(void *p, size_t n)
+{
+	uintptr_t ra = RA();
+	return do_realloc(p, n, [ra] { return slot_for_caller(ra); });
+}
+
+EXPORT void *reallocarray_noprof(void *p, size_t n, size_t m)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, m, &total)) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+	uintptr_t ra = RA();
+	return do_realloc(p, total, [ra] { return slot_for_caller(ra); });
+}
+
+EXPORT void *memalign_noprof(size_t a, size_t n) { return caller_memalign(a, n, RA()); }
+EXPORT void *aligned_alloc_noprof(size_t a, size_t n) { return caller_memalign(a, n, RA()); }
+EXPORT void *valloc_noprof(size_t n) { return caller_memalign(page_size(), n, RA()); }
+
+EXPORT void *pvalloc_noprof(size_t n)
+{
+	size_t ps = page_size();
+	size_t rounded = n ? (n + ps - 1) & ~(ps - 1) : ps;
+	if (rounded < n) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+	return caller_memalign(ps, rounded, RA());
+}
+
+EXPORT int posix_memalign_noprof(void **pp, size_t a, size_t n)
+{
+	return do_posix_memalign(pp, a, n, caller_memalign, RA());
+}
+
+EXPORT char *strdup_noprof(const char *s) { return dup_string(s, strlen(s), nullptr, RA()); }
+EXPORT char *strndup_noprof(const char *s, size_t n)
+{
+	return dup_string(s, strnlen(s, n), nullptr, RA());
+}
+
+EXPORT int vasprintf_noprof(char **strp, const char *fmt, va_list ap)
+{
+	return vasprintf_into(strp, fmt, ap, nullptr, RA());
+}
+
+EXPORT int asprintf_noprof(char **strp, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vasprintf_into(strp, fmt, ap, nullptr, RA());
+	va_end(ap);
+	return r;
+}
+
+/* ---- entry points with an explicit call site (the header's macros) --------------- */
+
+EXPORT void *allocinfo_malloc(const alloc_tag *t, size_t n) { return do_site_malloc(t, n, false); }
+
+EXPORT void *allocinfo_calloc(const alloc_tag *t, size_t n, size_t m)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, m, &total)) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+	return do_site_malloc(t, total, true);
+}
+
+EXPORT void *allocinfo_realloc(const alloc_tag *t, void *p, size_t n)
+{
+	return do_realloc(p, n, [t] { return slot_for_site(t); });
+}
+
+EXPORT void *allocinfo_reallocarray(const alloc_tag *t, void *p, size_t n, size_t m)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, m, &total)) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+	return do_realloc(p, total, [t] { return slot_for_site(t); });
+}
+
+static void *site_memalign(const alloc_tag *t, size_t align, size_t n)
+{
+	return do_aligned(align, n, [t] { return slot_for_site(t); });
+}
+
+EXPORT void *allocinfo_memalign(const alloc_tag *t, size_t a, size_t n)
+{
+	return site_memalign(t, a, n);
+}
+
+EXPORT void *allocinfo_aligned_alloc(const alloc_tag *t, size_t a, size_t n)
+{
+	return site_memalign(t, a, n);
+}
+
+EXPORT void *allocinfo_valloc(const alloc_tag *t, size_t n) { return site_memalign(t, page_size(), n); }
+
+EXPORT void *allocinfo_pvalloc(const alloc_tag *t, size_t n)
+{
+	size_t ps = page_size();
+	size_t rounded = n ? (n + ps - 1) & ~(ps - 1) : ps;
+	if (rounded < n) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+	return site_memalign(t, ps, rounded);
+}
+
+EXPORT int allocinfo_posix_memalign(const alloc_tag *t, void **pp, size_t a, size_t n)
+{
+	if (a == 0 || (a & (a - 1)) || a % sizeof(void *))
+		return EINVAL;
+	int saved = errno;
+	void *p = site_memalign(t, a, n);
+	if (!p) {
+		int err = errno;
+		errno = saved;
+		return err == EINVAL ? EINVAL : ENOMEM;
+	}
+	*pp = p;
+	return 0;
+}
+
+EXPORT char *allocinfo_strdup(const alloc_tag *t, const char *s)
+{
+	return dup_string(s, strlen(s), t, 0);
+}
+
+EXPORT char *allocinfo_strndup(const alloc_tag *t, const char *s, size_t n)
+{
+	return dup_string(s, strnlen(s, n), t, 0);
+}
+
+EXPORT int allocinfo_vasprintf(const alloc_tag *t, char **strp, const char *fmt, va_list ap)
+{
+	return vasprintf_into(strp, fmt, ap, t, 0);
+}
+
+EXPORT int allocinfo_asprintf(const alloc_tag *t, char **strp, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vasprintf_into(strp, fmt, ap, t, 0);
+	va_end(ap);
+	return r;
+}
+
+/* ---- dlclose: objects that leave take their tags to the unloaded state ----------- */
+
+EXPORT int dlclose(void *handle)
+{
+	static int (*next)(void *);
+	auto fn = __atomic_load_n(&next, __ATOMIC_ACQUIRE);
+	if (!fn) {
+		fn = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+		__atomic_store_n(&next, fn, __ATOMIC_RELEASE);
+	}
+	int r = fn(handle);
+	scan_unloaded();
+	return r;
+}
+
+} /* extern "C" */
+
+/* ---- C++ operator new and delete -------------------------------------------------- */
+
+namespace {
+
+[[gnu::noinline]] void *new_failed(size_t n, size_t align, uintptr_t ra, bool nothrow)
+{
+	for (;;) {
+		std::new_handler h = std::get_new_handler();
+		if (!h) {
+			if (nothrow)
+				return nullptr;
+			throw std::bad_alloc();
+		}
+		h();
+		void *p = align ? caller_memalign(align, n, ra) : do_malloc(n, ra);
+		if (p)
+			return p;
+	}
+}
+
+inline void *do_new(size_t n, uintptr_t ra)
+{
+	void *p = do_malloc(n, ra);
+	return likely(p != nullptr) ? p : new_failed(n, 0, ra, false);
+}
+
+inline void *do_new_aligned(size_t n, std::align_val_t a, uintptr_t ra)
+{
+	void *p = caller_memalign((size_t)a, n, ra);
+	return likely(p != nullptr) ? p : new_failed(n, (size_t)a, ra, false);
+}
+
+inline void *do_new_nothrow(size_t n, size_t align, uintptr_t ra) noexcept
+{
+	void *p = align ? caller_memalign(align, n, ra) : do_malloc(n, ra);
+	if (likely(p != nullptr))
+		return p;
+	try {
+		return new_failed(n, align, ra, true);
+	} catch (...) {
+		return nullptr;
+	}
+}
+
+/* Sized delete: under ALLOCINFO_DEBUG, a size that differs from the allocation's is
+ * reported (it is undefined behaviour that other allocators punish). */
+inline void do_sized_delete(void *p, size_t n)
+{
+	if (unlikely(g_fast.debug) && p && running() && check_pointer(p, "operator delete") &&
+	    record_of(p)->size != n && !(n == 0 && record_of(p)->size == 0))
+		log_message("operator delete(%p, %zu): the allocation was %llu bytes", p, n,
+			    (unsigned long long)record_of(p)->size);
+	do_free(p);
+}
+
+} /* namespace */
+
+EXPORT void *operator new(size_t n) { return do_new(n, RA()); }
+EXPORT void *operator new[](size_t n) { return do_new(n, RA()); }
+EXPORT void *operator new(size_t n, const std::nothrow_t &) noexcept
+{
+	return do_new_nothrow(n, 0, RA());
+}
+EXPORT void *operator new[](size_t n, const std::nothrow_t &) noexcept
+{
+	return do_new_nothrow(n, 0, RA());
+}
+EXPORT void *operator new(size_t n, std::align_val_t a) { return do_new_aligned(n, a, RA()); }
+EXPORT void *operator new[](size_t n, std::align_val_t a) { return do_new_aligned(n, a, RA()); }
+EXPORT void *operator new(size_t n, std::align_val_t a, const std::nothrow_t &) noexcept
+{
+	return do_new_nothrow(n, (size_t)a, RA());
+}
+EXPORT void *operator new[](size_t n, std::align_val_t a, const std::nothrow_t &) noexcept
+{
+	return do_new_nothrow(n, (size_t)a, RA());
+}
+
+EXPORT void operator delete(void *p) noexcept { do_free(p); }
+EXPORT void operator delete[](void *p) noexcept { do_free(p); }
+EXPORT void operator delete(void *p, const std::nothrow_t &) noexcept { do_free(p); }
+EXPORT void operator delete[](void *p, const std::nothrow_t &) noexcept { do_free(p); }
+EXPORT void operator delete(void *p, size_t n) noexcept { do_sized_delete(p, n); }
+EXPORT void operator delete[](void *p, size_t n) noexcept { do_sized_delete(p, n); }
+EXPORT void operator delete(void *p, std::align_val_t) noexcept { do_free(p); }
+EXPORT void operator delete[](void *p, std::align_val_t) noexcept { do_free(p); }
+EXPORT void operator delete(void *p, size_t n, std::align_val_t) noexcept
+{
+	do_sized_delete(p, n);
+}
+EXPORT void operator delete[](void *p, size_t n, std::align_val_t) noexcept
+{
+	do_sized_delete(p, n);
+}
+EXPORT void operator delete(void *p, std::align_val_t, const std::nothrow_t &) noexcept
+{
+	do_free(p);
+}
+EXPORT void operator delete[](void *p, std::align_val_t, const std::nothrow_t &) noexcept
+{
+	do_free(p);
+}

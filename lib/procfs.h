@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small facts read from /proc and /sys with plain system calls (no allocation), usable
+ * from inside malloc and by readers alike.
+ */
+#ifndef ALLOCINFO_PROCFS_H
+#define ALLOCINFO_PROCFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+namespace allocinfo {
+
+/* Number of possible CPUs (highest id + 1), from /sys/devices/system/cpu/possible;
+ * 0 when unknown. */
+uint32_t possible_cpus();
+
+/* Field 22 of /proc/<pid>/stat (start time in clock ticks since boot); 0 when the
+ * process does not exist or cannot be read. */
+uint64_t process_start_time(pid_t pid);
+
+/* Reads a whole small file into buf (NUL-terminated); returns its length or -1. */
+ssize_t read_small_file(const char *path, char *buf, size_t size);
+
+} /* namespace allocinfo */
+
+#endif

@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tag registration (static tags from each object's "allocinfo_tags" section), module
+ * records kept in an RCU list, slot allocation, and unload handling: tags of an
+ * unloaded object stay (marked unloaded) until their counters return to zero, as the
+ * kernel keeps a module's tags while its allocations live.
+ */
+#include "registry.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <urcu/urcu-bp.h>
+#include <urcu/rculist.h>
+
+#include <string>
+#include <vector>
+
+#include "caller_tags.h"
+#include "cxxname.h"
+#include "store.h"
+
+/* The sections every instrumented object has; allocinfo_register_tags() is exported. */
+extern "C" EXPORT void allocinfo_register_tags(struct alloc_tag *start, struct alloc_tag *stop);
+
+namespace allocinfo {
+
+struct module {
+	cds_list_head node;
+	rcu_head rcu;
+	uintptr_t l_addr, lo, hi;
+	uint32_t path_off;
+	std::vector<uint32_t> slots;	/* registry lock */
+};
+
+namespace {
+
+pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+CDS_LIST_HEAD(g_modules);			/* RCU list; writers hold g_lock */
+std::vector<uint32_t> *g_free_slots;		/* reclaimed slots */
+std::vector<uint32_t> *g_unloaded_slots;	/* tags of unloaded objects, still live */
+uint32_t g_next_slot = ALLOCINFO_TAG_FIRST;
+uint32_t g_overflow_slot;
+char g_exe_path[PATH_MAX];
+
+struct find_ctx {
+	uintptr_t addr;
+	object_info *out;
+	bool found;
+};
+
+int find_object_cb(struct dl_phdr_info *info, size_t, void *data)
+{
+	auto *ctx = static_cast<find_ctx *>(data);
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	bool hit = false;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+		uintptr_t end = start + ph->p_memsz;
+		if (start < lo)
+			lo = start;
+		if (end > hi)
+			hi = end;
+		if (ctx->addr >= start && ctx->addr < end)
+			hit = true;
+	}
+	if (!hit)
+		return 0;
+	ctx->out->l_addr = info->dlpi_addr;
+	ctx->out->lo = lo;
+	ctx->out->hi = hi;
+	const char *name = info->dlpi_name;
+	if (!name || !name[0])
+		name = g_exe_path;
+	strncpy(ctx->out->path, name, sizeof(ctx->out->path) - 1);
+	ctx->out->path[sizeof(ctx->out->path) - 1] = '\0';
+	ctx->found = true;
+	return 1;
+}
+
+void free_module(rcu_head *head)
+{
+	busy_guard guard;
+	delete caa_container_of(head, module, rcu);
+}
+
+/* Gives tag t (of module m) a slot and publishes it. Registry lock held. */
+uint32_t assign_slot(alloc_tag *t, module *m)
+{
+	uint32_t slot = slot_alloc();
+	if (!slot) {
+		slot = g_overflow_slot;
+	} else {
+		std::string func;
+		const char *fn = t->func ? t->func : "??";
+		if (t->flags & ALLOC_TAG_F_CXX) {
+			func = cxx_function_name(fn);
+			fn = func.c_str();
+		}
+		uint32_t flags = (t->flags & ALLOC_TAG_F_SCOPE) ? ALLOCINFO_TAGF_SCOPE : 0;
+		store_publish_tag(slot, flags, store_intern(t->file ? t->file : "??"),
+				  store_intern(fn), m->path_off, t->line, 0);
+		m->slots.push_back(slot);
+	}
+	__atomic_store_n(&t->index, slot, __ATOMIC_RELEASE);
+	return slot;
+}
+
+} /* namespace */
+
+bool describe_object(uintptr_t addr, object_info &out)
+{
+	find_ctx ctx = { addr, &out, false };
+	dl_iterate_phdr(find_object_cb, &ctx);
+	return ctx.found;
+}
+
+void registry_lock() { pthread_mutex_lock(&g_lock); }
+void registry_unlock() { pthread_mutex_unlock(&g_lock); }
+
+bool module_lookup_rcu(uintptr_t addr, object_info &oi)
+{
+	bool found = false;
+	urcu_bp_read_lock();
+	module *m;
+	cds_list_for_each_entry_rcu(m, &g_modules, node)
+		if (addr >= m->lo && addr < m->hi) {
+			oi.l_addr = m->l_addr;
+			oi.lo = m->lo;
+			oi.hi = m->hi;
+			found = true;
+			break;
+		}
+	urcu_bp_read_unlock();
+	return found;
+}
+
+module *module_get(const object_info &oi)
+{
+	module *m;
+	cds_list_for_each_entry(m, &g_modules, node)
+		if (m->l_addr == oi.l_addr && m->lo == oi.lo)
+			return m;
+	m = new module();
+	m->l_addr = oi.l_addr;
+	m->lo = oi.lo;
+	m->hi = oi.hi;
+	m->path_off = store_intern(oi.path[0] ? oi.path : "??");
+	cds_list_add_tail_rcu(&m->node, &g_modules);
+	return m;
+}
+
+uint32_t module_path_off(const module *m) { return m->path_off; }
+void module_add_slot(module *m, uint32_t slot) { m->slots.push_back(slot); }
+
+uint32_t slot_alloc()
+{
+	if (g_free_slots && !g_free_slots->empty()) {
+		uint32_t s = g_free_slots->back();
+		g_free_slots->pop_back();
+		return s;
+	}
+	if (g_next_slot >= g_store.hdr->tag_capacity)
+		return 0;
+	return g_next_slot++;
+}
+
+uint32_t overflow_slot() { return g_overflow_slot; }
+
+void registry_init()
+{
+	ssize_t n = readlink("/proc/self/exe", g_exe_path, sizeof(g_exe_path) - 1);
+	g_exe_path[n > 0 ? n : 0] = '\0';
+	busy_guard guard;
+	g_free_slots = new std::vector<uint32_t>();
+	g_unloaded_slots = new std::vector<uint32_t>();
+	/* The overflow tag stands for call sites beyond the store's capacity. */
+	g_store.hdr->exe_off = store_intern(g_exe_path);
+	g_overflow_slot = g_next_slot++;
+	store_publish_tag(g_overflow_slot, ALLOCINFO_TAGF_OVERFLOW, store_intern("??"),
+			  store_intern("other_call_sites"), store_intern(g_exe_path), 0, 0);
+}
+
+uint32_t register_tag(const alloc_tag *ct)
+{
+	auto *t = const_cast<alloc_tag *>(ct);
+	busy_guard guard;
+	object_info oi;
+	if (!describe_object((uintptr_t)t, oi))
+		strcpy(oi.path, "??");
+	registry_lock();
+	uint32_t slot = __atomic_load_n(&t->index, __ATOMIC_ACQUIRE);
+	if (!slot)
+		slot = assign_slot(t, module_get(oi));
+	registry_unlock();
+	return slot;
+}
+
+void scan_unloaded()
+{
+	if (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) != STATE_RUNNING)
+		return;
+	busy_guard guard;
+	/* Which objects are still there, read without the registry lock. */
+	struct live_set {
+		std::vector<std::pair<uintptr_t, uintptr_t>> objs;
+		static int cb(struct dl_phdr_info *info, size_t, void *data)
+		{
+			uintptr_t lo = UINTPTR_MAX;
+			for (int i = 0; i < info->dlpi_phnum; i++)
+				if (info->dlpi_phdr[i].p_type == PT_LOAD &&
+				    info->dlpi_addr + info->dlpi_phdr[i].p_vaddr < lo)
+					lo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+			static_cast<live_set *>(data)->objs.emplace_back(info->dlpi_addr, lo);
+			return 0;
+		}
+	} live;
+	dl_iterate_phdr(live_set::cb, &live);
+
+	registry_lock();
+	module *m, *tmp;
+	cds_list_for_each_entry_safe(m, tmp, &g_modules, node) {
+		bool present = false;
+		for (auto &o : live.objs)
+			if (o.first == m->l_addr && o.second == m->lo) {
+				present = true;
+				break;
+			}
+		if (present)
+			continue;
+		for (uint32_t slot : m->slots) {
+			store_set_tag_flags(slot, ALLOCINFO_TAGF_UNLOADED, 0);
+			g_unloaded_slots->push_back(slot);
+		}
+		caller_tags_forget(m->lo, m->hi);
+		cds_list_del_rcu(&m->node);
+		urcu_bp_call_rcu(&m->rcu, free_module);
+	}
+	registry_unlock();
+	reclaim_unloaded();
+}
+
+void reclaim_unloaded()
+{
+	if (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) != STATE_RUNNING)
+		return;
+	busy_guard guard;
+	registry_lock();
+	auto &v = *g_unloaded_slots;
+	for (size_t i = 0; i < v.size();) {
+		int64_t bytes, calls;
+		store_sum(v[i], &bytes, &calls);
+		if (bytes == 0 && calls == 0) {
+			store_clear_tag(v[i]);
+			g_free_slots->push_back(v[i]);
+			v[i] = v.back();
+			v.pop_back();
+		} else {
+			i++;
+		}
+	}
+	registry_unlock();
+}
+
+/* The registry lock is taken before liburcu's: a writer may call call_rcu() with the
+ * registry lock held, so the reverse order could deadlock. */
+void registry_fork_prepare()
+{
+	registry_lock();
+	urcu_bp_call_rcu_before_fork();
+	urcu_bp_before_fork();
+}
+
+void registry_fork_parent()
+{
+	urcu_bp_after_fork_parent();
+	urcu_bp_call_rcu_after_fork_parent();
+	registry_unlock();
+}
+
+void registry_fork_child()
+{
+	urcu_bp_after_fork_child();
+	urcu_bp_call_rcu_after_fork_child();
+	registry_unlock();
+}
+
+} /* namespace allocinfo */
+
+using namespace allocinfo;
+
+extern "C" void allocinfo_register_tags(struct alloc_tag *start, struct alloc_tag *stop)
+{
+	ensure_init();
+	if (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) != STATE_RUNNING || !start ||
+	    stop <= start)
+		return;
+	busy_guard guard;
+	object_info oi;
+	if (!describe_object((uintptr_t)start, oi))
+		strcpy(oi.path, "??");
+	registry_lock();
+	module *m = module_get(oi);
+	for (alloc_tag *t = start; t < stop; t++)
+		if (!__atomic_load_n(&t->index, __ATOMIC_ACQUIRE))
+			assign_slot(t, m);
+	registry_unlock();
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The tag registry: which ELF objects hold call sites, which store slot each tag
+ * has, and what happens when an object is unloaded.
+ *
+ * Locking: registry_lock (a mutex) serialises every writer: slot allocation, store
+ * writes, module list changes and caller-table inserts. The module list is also
+ * readable under RCU (liburcu-bp), so looking an address up never waits for a writer
+ * or a dlopen. Lock order: the dynamic loader's locks may be held when the registry
+ * lock is taken (constructors run inside dlopen), never the reverse: nothing calls
+ * into the loader (dl_iterate_phdr, dladdr) with the registry lock held.
+ */
+#ifndef ALLOCINFO_REGISTRY_H
+#define ALLOCINFO_REGISTRY_H
+
+#include <limits.h>
+
+#include "internal.h"
+
+namespace allocinfo {
+
+/* An ELF object as the loader describes it. */
+struct object_info {
+	uintptr_t l_addr = 0;	/* load bias: runtime address - link-time address */
+	uintptr_t lo = 0, hi = 0;	/* extent of its PT_LOAD segments */
+	char path[PATH_MAX] = "";
+};
+
+/* Finds the loaded object containing addr; false if none does (JIT code, say). */
+bool describe_object(uintptr_t addr, object_info &out) HIDDEN;
+
+/* Finds an already known object by address under RCU, without the loader's locks or
+ * the registry lock; fills l_addr, lo and hi. */
+bool module_lookup_rcu(uintptr_t addr, object_info &oi) HIDDEN;
+
+void registry_lock() HIDDEN;
+void registry_unlock() HIDDEN;
+
+/* Fast-path miss: gives tag t a slot (or the overflow slot) and returns it. */
+uint32_t register_tag(const alloc_tag *t) HIDDEN;
+
+/* Under the registry lock: the module record for an object (created on first use),
+ * a fresh slot (0 when the store is full), and tag bookkeeping. */
+struct module;
+module *module_get(const object_info &oi) HIDDEN;
+uint32_t module_path_off(const module *m) HIDDEN;
+void module_add_slot(module *m, uint32_t slot) HIDDEN;
+uint32_t slot_alloc() HIDDEN;
+
+/* The slot charged when the store or the caller table is full. */
+uint32_t overflow_slot() HIDDEN;
+
+/* After dlclose: objects that are gone get their tags marked unloaded. */
+void scan_unloaded() HIDDEN;
+/* Frees the slots of unloaded tags whose counters came back to zero. */
+void reclaim_unloaded() HIDDEN;
+
+/* Start-up (after the store exists) and fork handling. */
+void registry_init() HIDDEN;
+void registry_fork_prepare() HIDDEN;
+void registry_fork_parent() HIDDEN;
+void registry_fork_child() HIDDEN;
+
+} /* namespace allocinfo */
+
+#endif

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Creating and maintaining this process's store. A shm store is a file in /dev/shm
+ * named allocinfo-<pid>, mode 0600; an anonymous store is the same layout that no
+ * other process can see (ALLOCINFO_STORE=none, or when /dev/shm is unusable).
+ */
+#include "store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+#include <unordered_map>
+
+#include "procfs.h"
+
+namespace allocinfo {
+
+store g_store;
+
+namespace {
+
+/* Strings already in the store: written under the registry lock only. */
+std::unordered_map<std::string, uint32_t> *g_interned;
+
+size_t page_round(size_t n)
+{
+	return (n + 4095) & ~(size_t)4095;
+}
+
+void layout(allocinfo_store_header *h, uint32_t nr_cpus)
+{
+	memcpy(h->magic, ALLOCINFO_STORE_MAGIC, sizeof(h->magic));
+	h->version = ALLOCINFO_STORE_VERSION;
+	h->header_size = sizeof(*h);
+	h->nr_cpus = nr_cpus;
+	h->tag_capacity = STORE_TAG_CAPACITY;
+	h->tags_offset = 4096;
+	h->strings_offset = h->tags_offset +
+			    page_round((size_t)STORE_TAG_CAPACITY * sizeof(allocinfo_store_tag));
+	h->strings_capacity = STORE_STRINGS_CAPACITY;
+	h->strings_used = 1;	/* offset 0 means "no string" */
+	h->counters_offset = h->strings_offset + STORE_STRINGS_CAPACITY;
+	h->cpu_stride = (uint64_t)1 << STORE_CPU_SHIFT;
+	h->total_size = h->counters_offset + (uint64_t)nr_cpus * h->cpu_stride;
+	h->nr_tags = ALLOCINFO_TAG_FIRST;
+}
+
+size_t total_size(uint32_t nr_cpus)
+{
+	allocinfo_store_header h{};
+	layout(&h, nr_cpus);
+	return h.total_size;
+}
+
+/* Opens a fresh shm file for `pid`, sized; returns the fd or -1. */
+int open_shm(pid_t pid, size_t size, char *path, size_t path_len)
+{
+	snprintf(path, path_len, "/dev/shm/allocinfo-%d", (int)pid);
+	/* A store left by an earlier program image of this pid (exec) is replaced. */
+	unlink(path);
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, (off_t)size) != 0) {
+		close(fd);
+		unlink(path);
+		return -1;
+	}
+	return fd;
+}
+
+void attach(char *base, size_t size)
+{
+	g_store.base = base;
+	g_store.size = size;
+	g_store.hdr = reinterpret_cast<allocinfo_store_header *>(base);
+	g_store.tags = reinterpret_cast<allocinfo_store_tag *>(base + g_store.hdr->tags_offset);
+	g_store.strings = base + g_store.hdr->strings_offset;
+	g_store.counters = base + g_store.hdr->counters_offset;
+}
+
+} /* namespace */
+
+bool store_create(store_kind requested)
+{
+	uint32_t nr_cpus = possible_cpus();
+	if (nr_cpus == 0 || nr_cpus > STORE_MAX_CPUS)
+		nr_cpus = nr_cpus ? STORE_MAX_CPUS : 64;
+	size_t size = total_size(nr_cpus);
+	pid_t pid = getpid();
+	char *base = nullptr;
+
+	if (requested != store_kind::none) {
+		int fd = open_shm(pid, size, g_store.path, sizeof(g_store.path));
+		if (fd >= 0) {
+			void *m = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			close(fd);
+			if (m != MAP_FAILED) {
+				base = static_cast<char *>(m);
+				g_store.kind = store_kind::shm;
+			} else {
+				unlink(g_store.path);
+			}
+		}
+		if (!base) {
+			if (requested == store_kind::shm)
+				log_message("ALLOCINFO_STORE=shm: cannot create %s (%s); counters "
+					    "stay private to the process", g_store.path,
+					    strerror(errno));
+			g_store.path[0] = '\0';
+		}
+	}
+	if (!base) {
+		void *m = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (m == MAP_FAILED)
+			return false;
+		base = static_cast<char *>(m);
+		g_store.kind = store_kind::none;
+	}
+
+	auto *h = reinterpret_cast<allocinfo_store_header *>(base);
+	layout(h, nr_cpus);
+	h->pid = (int32_t)pid;
+	h->start_time = process_start_time(pid);
+	h->state = ALLOCINFO_STATE_LIVE;
+	attach(base, size);
+	return true;
+}
+
+uint32_t store_intern(const char *s)
+{
+	if (!s)
+		return 0;
+	if (!g_interned)
+		g_interned = new std::unordered_map<std::string, uint32_t>();
+	auto it = g_interned->find(s);
+	if (it != g_interned->end())
+		return it->second;
+	allocinfo_store_header *h = g_store.hdr;
+	size_t len = strlen(s) + 1;
+	if (h->strings_used + len > h->strings_capacity)
+		return 0;
+	uint32_t off = (uint32_t)h->strings_used;
+	memcpy(g_store.strings + off, s, len);
+	__atomic_store_n(&h->strings_used, h->strings_used + len, __ATOMIC_RELEASE);
+	g_interned->emplace(s, off);
+	return off;
+}
+
+void store_publish_tag(uint32_t slot, uint32_t flags, uint32_t file_off, uint32_t func_off,
+		       uint32_t module_off, uint32_t line, uint64_t addr)
+{
+	allocinfo_store_tag *t = &g_store.tags[slot];
+	uint32_t seq = t->seq;
+	__atomic_store_n(&t->seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	t->file_off = file_off;
+	t->func_off = func_off;
+	t->module_off = module_off;
+	t->line = line;
+	t->addr = addr;
+	t->flags = flags | ALLOCINFO_TAGF_USED;
+	__atomic_store_n(&t->seq, seq + 2, __ATOMIC_RELEASE);
+	allocinfo_store_header *h = g_store.hdr;
+	if (slot >= h->nr_tags)
+		__atomic_store_n(&h->nr_tags, slot + 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&h->generation, 1, __ATOMIC_RELAXED);
+}
+
+void store_set_tag_flags(uint32_t slot, uint32_t set, uint32_t clear)
+{
+	allocinfo_store_tag *t = &g_store.tags[slot];
+	uint32_t seq = t->seq;
+	__atomic_store_n(&t->seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	t->flags = (t->flags | set) & ~clear;
+	__atomic_store_n(&t->seq, seq + 2, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&g_store.hdr->generation, 1, __ATOMIC_RELAXED);
+}
+
+void store_clear_tag(uint32_t slot)
+{
+	allocinfo_store_tag *t = &g_store.tags[slot];
+	uint32_t seq = t->seq;
+	__atomic_store_n(&t->seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	for (uint32_t cpu = 0; cpu < g_store.hdr->nr_cpus; cpu++) {
+		auto *c = reinterpret_cast<allocinfo_counter *>(
+			g_store.counters + ((uint64_t)cpu << STORE_CPU_SHIFT) + slot * 16ull);
+		__atomic_store_n(&c->bytes, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->calls, 0, __ATOMIC_RELAXED);
+	}
+	t->flags = 0;
+	t->file_off = t->func_off = t->module_off = t->line = 0;
+	t->addr = 0;
+	__atomic_store_n(&t->seq, seq + 2, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&g_store.hdr->generation, 1, __ATOMIC_RELAXED);
+}
+
+void store_sum(uint32_t slot, int64_t *bytes, int64_t *calls)
+{
+	int64_t b = 0, n = 0;
+	for (uint32_t cpu = 0; cpu < g_store.hdr->nr_cpus; cpu++) {
+		auto *c = reinterpret_cast<allocinfo_counter *>(
+			g_store.counters + ((uint64_t)cpu << STORE_CPU_SHIFT) + slot * 16ull);
+		b += __atomic_load_n(&c->bytes, __ATOMIC_RELAXED);
+		n += __atomic_load_n(&c->calls, __ATOMIC_RELAXED);
+	}
+	*bytes = b;
+	*calls = n;
+}
+
+void store_fork_child()
+{
+	if (g_store.kind != store_kind::shm)
+		return;	/* a private anonymous store was copied by fork itself */
+	pid_t pid = getpid();
+	char path[sizeof(g_store.path)];
+	int fd = open_shm(pid, g_store.size, path, sizeof(path));
+	void *m = MAP_FAILED;
+	if (fd >= 0)
+		m = mmap(nullptr, g_store.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		/* Keep counting alone in private memory rather than into the parent's. */
+		m = mmap(nullptr, g_store.size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (fd >= 0)
+			unlink(path);
+		path[0] = '\0';
+		if (m == MAP_FAILED) {
+			/* Nothing else to map: leave the parent's store, which we must not
+			 * write; the counts of this child are lost. */
+			if (fd >= 0)
+				close(fd);
+			log_message("fork: cannot map a store for the child (%s)", strerror(errno));
+			return;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	/* Copy only what is in use: the header, the used tag slots and strings, and the
+	 * used part of each CPU's counters. */
+	char *dst = static_cast<char *>(m);
+	allocinfo_store_header *h = g_store.hdr;
+	uint32_t nr = h->nr_tags;
+	memcpy(dst, g_store.base, 4096);
+	memcpy(dst + h->tags_offset, g_store.tags, (size_t)nr * sizeof(allocinfo_store_tag));
+	memcpy(dst + h->strings_offset, g_store.strings, h->strings_used);
+	for (uint32_t cpu = 0; cpu < h->nr_cpus; cpu++) {
+		size_t off = h->counters_offset + ((size_t)cpu << STORE_CPU_SHIFT);
+		memcpy(dst + off, g_store.base + off, (size_t)nr * sizeof(allocinfo_counter));
+	}
+	auto *nh = reinterpret_cast<allocinfo_store_header *>(dst);
+	nh->pid = (int32_t)pid;
+	nh->start_time = process_start_time(pid);
+	nh->state = ALLOCINFO_STATE_LIVE;
+	/* Move the copy onto the old address: the fast path keeps its pointers. */
+	void *moved = mremap(m, g_store.size, g_store.size, MREMAP_MAYMOVE | MREMAP_FIXED,
+			     g_store.base);
+	if (moved == MAP_FAILED) {
+		log_message("fork: cannot move the child's store into place (%s)", strerror(errno));
+		munmap(m, g_store.size);
+		if (path[0])
+			unlink(path);
+		return;
+	}
+	memcpy(g_store.path, path, sizeof(path));
+	if (!path[0])
+		g_store.kind = store_kind::none;
+}
+
+void store_retire()
+{
+	if (!g_store.hdr)
+		return;
+	__atomic_store_n(&g_store.hdr->state, ALLOCINFO_STATE_EXITED, __ATOMIC_RELEASE);
+	if (g_store.path[0] && g_store.hdr->pid == (int32_t)getpid())
+		unlink(g_store.path);
+}
+
+} /* namespace allocinfo */

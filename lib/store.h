@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The writer's side of a store (see store_format.h): creating the mapping, appending
+ * strings, publishing tag slots, and giving a forked child a store of its own.
+ * Everything here except store_create() runs with the registry lock held.
+ */
+#ifndef ALLOCINFO_STORE_H
+#define ALLOCINFO_STORE_H
+
+#include "internal.h"
+#include "options.h"
+
+namespace allocinfo {
+
+struct store {
+	char *base = nullptr;
+	size_t size = 0;
+	store_kind kind = store_kind::none;
+	char path[64] = "";			/* the shm file, "" for an anonymous store */
+	allocinfo_store_header *hdr = nullptr;
+	allocinfo_store_tag *tags = nullptr;
+	char *strings = nullptr;
+	char *counters = nullptr;
+};
+extern store g_store HIDDEN;
+
+/* Capacities; the regions are reserved up front and cost nothing until touched. */
+constexpr uint32_t STORE_TAG_CAPACITY = 1u << 16;
+constexpr uint32_t STORE_CPU_SHIFT = 20;		/* 65536 slots x 16 bytes */
+constexpr uint64_t STORE_STRINGS_CAPACITY = 16u << 20;
+constexpr uint32_t STORE_MAX_CPUS = 4096;
+
+/* Creates this process's store (called once, from the first allocation). Falls back
+ * from shm to an anonymous mapping; returns false only if no memory could be mapped. */
+bool store_create(store_kind requested) HIDDEN;
+
+/* Appends a string (deduplicated); returns its offset, or 0 if the area is full. */
+uint32_t store_intern(const char *s) HIDDEN;
+
+/* Writes slot `slot` under its seqlock and publishes it. */
+void store_publish_tag(uint32_t slot, uint32_t flags, uint32_t file_off, uint32_t func_off,
+		       uint32_t module_off, uint32_t line, uint64_t addr) HIDDEN;
+void store_set_tag_flags(uint32_t slot, uint32_t set, uint32_t clear) HIDDEN;
+/* Frees a slot: zeroes its counters on every CPU and marks it unused. */
+void store_clear_tag(uint32_t slot) HIDDEN;
+
+/* Sum of a slot's counters over all CPUs. */
+void store_sum(uint32_t slot, int64_t *bytes, int64_t *calls) HIDDEN;
+
+/* In a forked child: a new store for the new pid, starting from a copy of the parent's,
+ * mapped at the same address so every pointer into it stays valid. */
+void store_fork_child() HIDDEN;
+
+/* At exit: marks the store exited and removes its name. */
+void store_retire() HIDDEN;
+
+} /* namespace allocinfo */
+
+#endif

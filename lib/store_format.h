@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The layout of a store: the shared memory through which one instrumented process
+ * publishes its tags and per-CPU counters. The writer is the process itself; readers
+ * (allocinfo, allocinfod, the BPF iterator) treat every field as untrusted input.
+ *
+ * One mapping, offsets from its start:
+ *
+ *   [0, header_size)                 struct allocinfo_store_header
+ *   [tags_offset, +tag_capacity*32)   struct allocinfo_store_tag[tag_capacity]
+ *   [strings_offset, +strings_capacity) NUL-terminated strings, append-only
+ *   [counters_offset, +nr_cpus*cpu_stride)
+ *                                    struct allocinfo_counter[nr_cpus][tag_capacity]
+ *
+ * Counters are CPU-major so that two CPUs never write the same cache line. Regions
+ * are reserved at creation time and never move: the fast path holds plain pointers.
+ * Pages that were never touched cost nothing (sparse file, anonymous zero pages).
+ *
+ * Plain C, fixed-width types only: this header is shared with C readers and with eBPF.
+ */
+#ifndef ALLOCINFO_STORE_FORMAT_H
+#define ALLOCINFO_STORE_FORMAT_H
+
+#ifndef __bpf__
+#include <stdint.h>
+#endif
+
+#define ALLOCINFO_STORE_MAGIC   "ALCINFO"     /* 8 bytes with its NUL */
+#define ALLOCINFO_STORE_VERSION 1u
+
+/* Tag slot 0 is never used (an unregistered static tag reads 0); slot 1 is the
+ * discard slot: allocations made while counting is off or by allocinfo itself. */
+#define ALLOCINFO_TAG_NONE      0u
+#define ALLOCINFO_TAG_DISCARD   1u
+#define ALLOCINFO_TAG_FIRST     2u
+
+/* allocinfo_store_tag.flags */
+#define ALLOCINFO_TAGF_USED      0x01u /* slot holds a tag */
+#define ALLOCINFO_TAGF_DYNAMIC   0x02u /* caller tag: file/func come from debug info */
+#define ALLOCINFO_TAGF_UNLOADED  0x04u /* its object was dlclose'd */
+#define ALLOCINFO_TAGF_CXX       0x08u /* func is a C++ __PRETTY_FUNCTION__ */
+#define ALLOCINFO_TAGF_SCOPE     0x10u /* defined by ALLOC_TAG_SCOPE() */
+#define ALLOCINFO_TAGF_OVERFLOW  0x20u /* stands for callers beyond the bound */
+
+/* allocinfo_store_header.state */
+#define ALLOCINFO_STATE_LIVE     1u
+#define ALLOCINFO_STATE_EXITED   2u
+
+struct allocinfo_store_header {
+	char     magic[8];           /* ALLOCINFO_STORE_MAGIC */
+	uint32_t version;            /* ALLOCINFO_STORE_VERSION */
+	uint32_t header_size;        /* sizeof(struct allocinfo_store_header) */
+	uint64_t total_size;         /* size of the whole mapping */
+	int32_t  pid;
+	uint32_t nr_cpus;            /* counter shards */
+	uint64_t start_time;         /* /proc/<pid>/stat field 22, clock ticks since boot */
+	uint32_t tag_capacity;
+	uint32_t nr_tags;            /* slots [0, nr_tags) may be used; release-stored */
+	uint64_t tags_offset;
+	uint64_t strings_offset;
+	uint64_t strings_capacity;
+	uint64_t strings_used;       /* release-stored after the bytes are written */
+	uint64_t counters_offset;
+	uint64_t cpu_stride;         /* bytes between two CPUs' counter arrays */
+	uint32_t enabled;            /* run-time switch: 1 counts; others may write it */
+	uint32_t state;              /* ALLOCINFO_STATE_* */
+	uint32_t exe_off;            /* string: the executable's path */
+	uint32_t backend;            /* 0 shm or anonymous, 1 BPF maps */
+	uint64_t generation;         /* bumped whenever a tag slot is (re)written */
+	uint64_t reserved[8];
+};
+
+/* One tag: 32 bytes. A slot being rewritten has an odd seq (a seqlock). */
+struct allocinfo_store_tag {
+	uint32_t seq;
+	uint32_t flags;              /* ALLOCINFO_TAGF_* */
+	uint32_t file_off;           /* string offsets, 0 = none */
+	uint32_t func_off;
+	uint32_t module_off;         /* path of the ELF object; reports show its basename */
+	uint32_t line;
+	uint64_t addr;               /* dynamic tags: the call's address, link-time vaddr */
+};
+
+/* One tag's counter on one CPU. Sums over CPUs give the live bytes and calls. */
+struct allocinfo_counter {
+	int64_t  bytes;
+	int64_t  calls;
+};
+
+#endif /* ALLOCINFO_STORE_FORMAT_H */

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Address -> file:line and function, from the DWARF of an ELF file on disk (libdw).
+ *
+ * Addresses are link-time virtual addresses: a runtime address minus the load bias
+ * of its object (link_map::l_addr), for executables and shared objects alike.
+ *
+ * What is reported:
+ *  - file:line is the innermost line-table row for the address, so code inlined
+ *    from another function or file shows where that code is written;
+ *  - func is the innermost DWARF subprogram or inlined subroutine covering the
+ *    address, so it always names the function that holds file:line. It is the
+ *    demangled linkage name, else the DW_AT_name (qualified with its enclosing
+ *    namespaces and classes for C++), else the ELF symbol, else "0x<vaddr in hex>",
+ *    and always one word (cxxname.h);
+ *  - system headers are skipped: while file:line lies under /usr/include/ and the
+ *    code was inlined, the call site of the inlined function is reported instead
+ *    (with the function holding that call), so that `new` inside std::vector
+ *    shows the user's line. The walk stops at the first location outside
+ *    /usr/include/, or at an out-of-line function, whose location is then kept.
+ *
+ * Separate debug files are found the standard way (build-id, .gnu_debuglink),
+ * except that when DEBUGINFOD_URLS is set no separate file is looked for at all:
+ * the lookup would otherwise wait on the network, possibly inside the profiled
+ * process. Objects without DWARF then fall back to their symbol table.
+ *
+ * Bad input (missing or non-regular file, not ELF, truncated, address outside the
+ * object) gives the unknown forms. Files are re-opened when their device, inode,
+ * size or mtime change; a file replaced after the process mapped it is not noticed.
+ */
+#ifndef ALLOCINFO_SYMBOLIZE_H
+#define ALLOCINFO_SYMBOLIZE_H
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace allocinfo {
+
+struct source_location {
+	std::string file; /* as recorded in DWARF (often a full path); "??" when unknown */
+	unsigned line = 0; /* 0 when unknown */
+	std::string func;  /* one word; "0x<hex vaddr>" when no name is known */
+};
+
+class symbolizer {
+public:
+	symbolizer();
+	~symbolizer();
+	symbolizer(const symbolizer &) = delete;
+	symbolizer &operator=(const symbolizer &) = delete;
+
+	/*
+	 * path: the ELF file (executable or shared object); vaddr: a link-time virtual
+	 * address in it. With is_return_address, file:line and func are those of
+	 * vaddr - 1 (the call instruction, not the one after it). Always fills out;
+	 * returns true when file:line were found. Thread-safe.
+	 */
+	bool lookup(const std::string &path, uint64_t vaddr, bool is_return_address,
+		    source_location &out);
+
+	/* Drops every cached result and closes every open file. */
+	void clear();
+
+private:
+	struct state;
+	std::unique_ptr<state> st_;
+};
+
+} /* namespace allocinfo */
+
+#endif /* ALLOCINFO_SYMBOLIZE_H */
