@@ -22,15 +22,17 @@ settle settle_state()
 	}
 }
 
-void *allocate_aligned(uint32_t slot, size_t align, size_t size)
+void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve)
 {
-	if (align <= sizeof(alloc_record))
+	if (reserve < size)
+		reserve = size;
+	if (align <= sizeof(alloc_record) && reserve == size)
 		return allocate(slot, size, false);
 	if (align & (align - 1))	/* as glibc's memalign: round up to a power of two */
 		align = (size_t)1 << (64 - __builtin_clzl(align));
 	size_t total;
 	if (align == 0 || align > ((size_t)1 << 62) ||
-	    __builtin_add_overflow(size, align, &total)) {
+	    __builtin_add_overflow(reserve, align, &total)) {
 		errno = align == 0 || align > ((size_t)1 << 62) ? EINVAL : ENOMEM;
 		return nullptr;
 	}

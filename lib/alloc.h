@@ -93,7 +93,9 @@ static inline void *allocate(uint32_t slot, size_t size, bool zero)
 
 /* Larger alignments: the record sits just below the aligned pointer, inside the
  * padding, and the shift says how far below the pointer the block begins. */
-void *allocate_aligned(uint32_t slot, size_t align, size_t size) HIDDEN;
+/* reserve: bytes the block must hold when more than size (pvalloc's whole pages);
+ * the caller is still charged size, what it asked for. */
+void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve = 0) HIDDEN;
 
 /* Validates a pointer handed to free/realloc under ALLOCINFO_DEBUG; false (after a
  * message) when it is not one of ours. */

@@ -76,16 +76,28 @@ inline void *do_calloc(size_t n, size_t m, uintptr_t ra)
 
 /* slot_fn is called only once the process is running. */
 template <typename SlotFn>
-inline void *do_aligned(size_t align, size_t n, SlotFn slot_fn)
+inline void *do_aligned(size_t align, size_t n, SlotFn slot_fn, size_t reserve = 0)
 {
 	if (unlikely(!running())) {
 		settle s = settle_state();
 		if (s == settle::plain)
-			return backend::memalign(align, n);
+			return backend::memalign(align, reserve > n ? reserve : n);
 		if (s == settle::discard)
-			return allocate_aligned(ALLOCINFO_TAG_DISCARD, align, n);
+			return allocate_aligned(ALLOCINFO_TAG_DISCARD, align, n, reserve);
 	}
-	return allocate_aligned(slot_fn(), align, n);
+	return allocate_aligned(slot_fn(), align, n, reserve);
+}
+
+/* pvalloc: whole pages for the block; the caller is charged what it asked. */
+inline bool pvalloc_size(size_t n, size_t *rounded)
+{
+	size_t ps = page_size();
+	*rounded = n ? (n + ps - 1) & ~(ps - 1) : ps;
+	if (*rounded < n) {
+		errno = ENOMEM;
+		return false;
+	}
+	return true;
 }
 
 template <typename SlotFn>
@@ -210,13 +222,11 @@ EXPORT void *valloc(size_t n) { return caller_memalign(page_size(), n, RA()); }
 
 EXPORT void *pvalloc(size_t n)
 {
-	size_t ps = page_size();
-	size_t rounded = n ? (n + ps - 1) & ~(ps - 1) : ps;
-	if (rounded < n) {
-		errno = ENOMEM;
+	size_t rounded;
+	uintptr_t ra = RA();
+	if (!pvalloc_size(n, &rounded))
 		return nullptr;
-	}
-	return caller_memalign(ps, rounded, RA());
+	return do_aligned(page_size(), n, [ra] { return slot_for_caller(ra); }, rounded);
 }
 
 EXPORT int posix_memalign(void **pp, size_t align, size_t n)
@@ -262,13 +272,11 @@ EXPORT void *valloc_noprof(size_t n) { return caller_memalign(page_size(), n, RA
 
 EXPORT void *pvalloc_noprof(size_t n)
 {
-	size_t ps = page_size();
-	size_t rounded = n ? (n + ps - 1) & ~(ps - 1) : ps;
-	if (rounded < n) {
-		errno = ENOMEM;
+	size_t rounded;
+	uintptr_t ra = RA();
+	if (!pvalloc_size(n, &rounded))
 		return nullptr;
-	}
-	return caller_memalign(ps, rounded, RA());
+	return do_aligned(page_size(), n, [ra] { return slot_for_caller(ra); }, rounded);
 }
 
 EXPORT int posix_memalign_noprof(void **pp, size_t a, size_t n)
@@ -344,13 +352,10 @@ EXPORT void *allocinfo_valloc(const alloc_tag *t, size_t n) { return site_memali
 
 EXPORT void *allocinfo_pvalloc(const alloc_tag *t, size_t n)
 {
-	size_t ps = page_size();
-	size_t rounded = n ? (n + ps - 1) & ~(ps - 1) : ps;
-	if (rounded < n) {
-		errno = ENOMEM;
+	size_t rounded;
+	if (!pvalloc_size(n, &rounded))
 		return nullptr;
-	}
-	return site_memalign(t, ps, rounded);
+	return do_aligned(page_size(), n, [t] { return slot_for_site(t); }, rounded);
 }
 
 EXPORT int allocinfo_posix_memalign(const alloc_tag *t, void **pp, size_t a, size_t n)

@@ -61,7 +61,11 @@ size_t total_size(uint32_t nr_cpus)
 /* Opens a fresh shm file for `pid`, sized; returns the fd or -1. */
 int open_shm(pid_t pid, size_t size, char *path, size_t path_len)
 {
-	snprintf(path, path_len, "/dev/shm/allocinfo-%d", (int)pid);
+	int n = snprintf(path, path_len, "%s/allocinfo-%d", store_dir(), (int)pid);
+	if (n < 0 || (size_t)n >= path_len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
 	/* A store left by an earlier program image of this pid (exec) is replaced. */
 	unlink(path);
 	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -86,6 +90,12 @@ void attach(char *base, size_t size)
 }
 
 } /* namespace */
+
+const char *store_dir()
+{
+	const char *d = find_env("ALLOCINFO_STORE_DIR");
+	return d && d[0] == '/' ? d : "/dev/shm";
+}
 
 bool store_create(store_kind requested)
 {

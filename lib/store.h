@@ -16,7 +16,7 @@ struct store {
 	char *base = nullptr;
 	size_t size = 0;
 	store_kind kind = store_kind::none;
-	char path[64] = "";			/* the shm file, "" for an anonymous store */
+	char path[256] = "";			/* the shm file, "" for an anonymous store */
 	allocinfo_store_header *hdr = nullptr;
 	allocinfo_store_tag *tags = nullptr;
 	char *strings = nullptr;
@@ -29,6 +29,9 @@ constexpr uint32_t STORE_TAG_CAPACITY = 1u << 16;
 constexpr uint32_t STORE_CPU_SHIFT = 20;		/* 65536 slots x 16 bytes */
 constexpr uint64_t STORE_STRINGS_CAPACITY = 16u << 20;
 constexpr uint32_t STORE_MAX_CPUS = 4096;
+
+/* Where shm stores live: $ALLOCINFO_STORE_DIR, else /dev/shm. */
+const char *store_dir() HIDDEN;
 
 /* Creates this process's store (called once, from the first allocation). Falls back
  * from shm to an anonymous mapping; returns false only if no memory could be mapped. */

@@ -7,6 +7,7 @@
 
 #include "cxxname.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <climits>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -89,9 +91,28 @@ int next_function_scope(Dwarf_Die *scopes, int n, int from)
 	return -1;
 }
 
+/* Clang records "/usr/bin/../lib/gcc/x86_64-linux-gnu/12/../../../../include/...":
+ * the path is checked with "." and ".." resolved lexically. */
 bool is_system_header(const std::string &file)
 {
-	return file.compare(0, 13, "/usr/include/") == 0;
+	if (file.empty() || file[0] != '/')
+		return false;
+	std::vector<std::string> parts;
+	size_t i = 0;
+	while (i < file.size()) {
+		size_t j = file.find('/', i);
+		if (j == std::string::npos)
+			j = file.size();
+		std::string part = file.substr(i, j - i);
+		if (part == "..") {
+			if (!parts.empty())
+				parts.pop_back();
+		} else if (!part.empty() && part != ".") {
+			parts.push_back(part);
+		}
+		i = j + 1;
+	}
+	return parts.size() > 2 && parts[0] == "usr" && parts[1] == "include";
 }
 
 bool is_cxx(Dwarf_Die *cu)
@@ -123,8 +144,20 @@ bool find_named_die(Dwarf_Die *die, Dwarf_Die *named)
 	return false;
 }
 
-/* "ns::Foo::Foo" for a C++ function known only by DW_AT_name (constructors, for
- * one, have no single linkage name): the enclosing namespaces and classes. */
+const char *linkage_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	return name && *name ? name : nullptr;
+}
+
+/*
+ * "ns::Foo::Foo" for a C++ function known only by DW_AT_name (constructors, for
+ * one, have no single linkage name): the enclosing namespaces and classes, and an
+ * enclosing function as "f()" as in __PRETTY_FUNCTION__ (lambdas, local classes).
+ */
 std::string qualified_name(Dwarf_Die *named)
 {
 	const char *name = dwarf_diename(named);
@@ -135,6 +168,14 @@ std::string qualified_name(Dwarf_Die *named)
 	int n = dwarf_getscopes_die(named, &scopes);
 	for (int i = 1; i < n; ++i) {
 		int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_subprogram) {
+			const char *outer = linkage_name(&scopes[i]);
+			std::string o = outer ? demangled_function_name(outer)
+					      : cxx_function_name(dwarf_diename(&scopes[i]));
+			if (!o.empty())
+				prefix = o + "()::" + prefix;
+			break;
+		}
 		if (tag != DW_TAG_namespace && tag != DW_TAG_class_type &&
 		    tag != DW_TAG_structure_type && tag != DW_TAG_union_type)
 			break;
@@ -149,11 +190,8 @@ std::string qualified_name(Dwarf_Die *named)
 
 std::string scope_name(Dwarf_Die *cu, Dwarf_Die *die)
 {
-	Dwarf_Attribute attr;
-	const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
-	if (!linkage)
-		linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
-	if (linkage && *linkage)
+	const char *linkage = linkage_name(die);
+	if (linkage)
 		return demangled_function_name(linkage);
 	Dwarf_Die named;
 	if (!find_named_die(die, &named))
@@ -164,36 +202,103 @@ std::string scope_name(Dwarf_Die *cu, Dwarf_Die *die)
 }
 
 /*
- * While out.file is a system header and scopes[i] was inlined, moves out to the
- * call site and to the function scope holding it. Returns that scope's index.
+ * While out.file is a system header and *func was inlined, moves out to the call
+ * site and to the function holding it, which becomes *func. dwarf_getscopes goes on
+ * from an inlined subroutine to its abstract origin's scopes, so the callers come
+ * from the concrete parent chain (dwarf_getscopes_die) instead.
  */
-int skip_system_headers(Dwarf_Die *cu, Dwarf_Die *scopes, int n, int i, source_location &out)
+void skip_system_headers(Dwarf_Die *cu, Dwarf_Die *func, source_location &out)
 {
+	if (!is_system_header(out.file) || dwarf_tag(func) != DW_TAG_inlined_subroutine)
+		return;
 	Dwarf_Files *files = nullptr;
 	size_t nfiles = 0;
 	if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
-		return i;
-	while (is_system_header(out.file) && dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
+		return;
+	Dwarf_Die *chain = nullptr;
+	int n = dwarf_getscopes_die(func, &chain);
+	int i = 0;
+	while (i < n && is_system_header(out.file) &&
+	       dwarf_tag(&chain[i]) == DW_TAG_inlined_subroutine) {
 		Dwarf_Attribute attr;
 		Dwarf_Word file_idx = 0, line = 0;
-		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &file_idx) != 0 ||
-		    dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &line) != 0 ||
+		if (dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_file, &attr), &file_idx) != 0 ||
+		    dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_line, &attr), &line) != 0 ||
 		    line == 0 || line > UINT_MAX || file_idx >= nfiles)
 			break;
 		const char *file = dwarf_filesrc(files, file_idx, nullptr, nullptr);
-		int outer = next_function_scope(scopes, n, i + 1);
+		int outer = next_function_scope(chain, n, i + 1);
 		if (!file || !*file || outer < 0)
 			break;
 		out.file = file;
 		out.line = static_cast<unsigned>(line);
 		i = outer;
 	}
-	return i;
+	if (i > 0 && i < n)
+		*func = chain[i];
+	free(chain);
+}
+
+/* The address ranges of one compilation unit, in DWARF addresses. */
+struct cu_range {
+	Dwarf_Addr lo, hi;
+	Dwarf_Die cu;
+};
+
+/* One opened file; mod is null when it could not be read as ELF, which is
+ * remembered too so that bad files are not re-read on every lookup. */
+struct open_file {
+	dev_t dev = 0;
+	ino_t ino = 0;
+	off_t size = 0;
+	struct timespec mtime = {};
+	Dwfl *dwfl = nullptr;
+	Dwfl_Module *mod = nullptr;
+	uint64_t gen = 0; /* distinct per opening: keys the results */
+	bool cus_indexed = false;
+	std::vector<cu_range> cus; /* sorted by lo */
+};
+
+/*
+ * libdwfl (0.188) finds an address's CU through .debug_aranges only, which Clang
+ * does not emit by default. Without it, the CUs' own ranges are indexed once.
+ */
+Dwarf_Die *find_cu(open_file &f, Dwarf_Addr addr, Dwarf_Addr *dwbias, Dwarf_Die *mem)
+{
+	Dwarf *dw = dwfl_module_getdwarf(f.mod, dwbias);
+	if (!dw)
+		return nullptr;
+	if (!f.cus_indexed) {
+		f.cus_indexed = true;
+		Dwarf_CU *cu = nullptr;
+		Dwarf_Die cudie;
+		uint8_t unit_type = 0;
+		while (dwarf_get_units(dw, cu, &cu, nullptr, &unit_type, &cudie, nullptr) == 0) {
+			if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton &&
+			    unit_type != DW_UT_partial)
+				continue;
+			ptrdiff_t it = 0;
+			Dwarf_Addr base = 0, lo = 0, hi = 0;
+			while ((it = dwarf_ranges(&cudie, it, &base, &lo, &hi)) > 0)
+				if (lo < hi)
+					f.cus.push_back({lo, hi, cudie});
+		}
+		std::sort(f.cus.begin(), f.cus.end(),
+			  [](const cu_range &a, const cu_range &b) { return a.lo < b.lo; });
+	}
+	Dwarf_Addr pc = addr - *dwbias;
+	auto it = std::upper_bound(f.cus.begin(), f.cus.end(), pc,
+				   [](Dwarf_Addr v, const cu_range &r) { return v < r.lo; });
+	if (it == f.cus.begin() || pc >= (it - 1)->hi)
+		return nullptr;
+	*mem = (it - 1)->cu;
+	return mem;
 }
 
 /* Fills what can be found for vaddr in mod; true when file:line were found. */
-bool resolve(Dwfl_Module *mod, uint64_t vaddr, bool is_return_address, source_location &out)
+bool resolve(open_file &f, uint64_t vaddr, bool is_return_address, source_location &out)
 {
+	Dwfl_Module *mod = f.mod;
 	GElf_Addr bias = 0;
 	if (!dwfl_module_getelf(mod, &bias))
 		return false;
@@ -205,11 +310,23 @@ bool resolve(Dwfl_Module *mod, uint64_t vaddr, bool is_return_address, source_lo
 	if (addr < lo || addr >= hi)
 		return false;
 
+	Dwarf_Addr dwbias = 0;
+	Dwarf_Die cu_mem;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &dwbias);
+	if (!cu)
+		cu = find_cu(f, addr, &dwbias, &cu_mem);
+
 	bool found = false;
-	Dwfl_Line *line = dwfl_module_getsrc(mod, addr);
 	int lineno = 0;
-	const char *src = line ? dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr)
-			       : nullptr;
+	const char *src = nullptr;
+	Dwfl_Line *line = dwfl_module_getsrc(mod, addr);
+	if (line) {
+		src = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr);
+	} else if (cu) {
+		Dwarf_Line *l = dwarf_getsrc_die(cu, addr - dwbias);
+		if (l && dwarf_lineno(l, &lineno) == 0)
+			src = dwarf_linesrc(l, nullptr, nullptr);
+	}
 	if (src && *src && lineno > 0) {
 		out.file = src;
 		out.line = static_cast<unsigned>(lineno);
@@ -217,16 +334,16 @@ bool resolve(Dwfl_Module *mod, uint64_t vaddr, bool is_return_address, source_lo
 	}
 
 	std::string func;
-	Dwarf_Addr dwbias = 0;
-	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &dwbias);
 	if (cu) {
 		Dwarf_Die *scopes = nullptr;
 		int n = dwarf_getscopes(cu, addr - dwbias, &scopes);
 		int i = next_function_scope(scopes, n, 0);
-		if (i >= 0 && found)
-			i = skip_system_headers(cu, scopes, n, i, out);
-		if (i >= 0)
-			func = scope_name(cu, &scopes[i]);
+		if (i >= 0) {
+			Dwarf_Die die = scopes[i];
+			if (found)
+				skip_system_headers(cu, &die, out);
+			func = scope_name(cu, &die);
+		}
 		free(scopes);
 	}
 	if (func.empty()) {
@@ -242,17 +359,6 @@ bool resolve(Dwfl_Module *mod, uint64_t vaddr, bool is_return_address, source_lo
 } /* namespace */
 
 struct symbolizer::state {
-	/* One opened file; mod is null when it could not be read as ELF, which is
-	 * remembered too so that bad files are not re-read on every lookup. */
-	struct module {
-		dev_t dev = 0;
-		ino_t ino = 0;
-		off_t size = 0;
-		struct timespec mtime = {};
-		Dwfl *dwfl = nullptr;
-		Dwfl_Module *mod = nullptr;
-		uint64_t gen = 0; /* distinct per opening: keys the results */
-	};
 	struct key {
 		uint64_t gen;
 		uint64_t vaddr;
@@ -276,7 +382,7 @@ struct symbolizer::state {
 	};
 
 	std::mutex lock;
-	std::unordered_map<std::string, module> modules;
+	std::unordered_map<std::string, open_file> modules;
 	std::unordered_map<key, answer, key_hash> results;
 	uint64_t next_gen = 1;
 
@@ -291,13 +397,13 @@ struct symbolizer::state {
 		results.clear();
 	}
 
-	static bool same_file(const module &m, const struct stat &sb)
+	static bool same_file(const open_file &m, const struct stat &sb)
 	{
 		return m.dev == sb.st_dev && m.ino == sb.st_ino && m.size == sb.st_size &&
 		       m.mtime.tv_sec == sb.st_mtim.tv_sec && m.mtime.tv_nsec == sb.st_mtim.tv_nsec;
 	}
 
-	module &get(const std::string &path, const struct stat &sb)
+	open_file &get(const std::string &path, const struct stat &sb)
 	{
 		auto it = modules.find(path);
 		if (it != modules.end()) {
@@ -310,7 +416,7 @@ struct symbolizer::state {
 		}
 		if (modules.size() >= max_modules)
 			drop_all();
-		module m;
+		open_file m;
 		m.dev = sb.st_dev;
 		m.ino = sb.st_ino;
 		m.size = sb.st_size;
@@ -340,7 +446,7 @@ bool symbolizer::lookup(const std::string &path, uint64_t vaddr, bool is_return_
 		return false;
 
 	std::lock_guard<std::mutex> guard(st_->lock);
-	state::module &m = st_->get(path, sb);
+	open_file &m = st_->get(path, sb);
 	if (!m.mod)
 		return false;
 	state::key k = {m.gen, vaddr, is_return_address};
@@ -350,7 +456,7 @@ bool symbolizer::lookup(const std::string &path, uint64_t vaddr, bool is_return_
 		return it->second.found;
 	}
 	state::answer a = {out, false};
-	a.found = resolve(m.mod, vaddr, is_return_address, a.loc);
+	a.found = resolve(m, vaddr, is_return_address, a.loc);
 	if (st_->results.size() >= max_results)
 		st_->results.clear();
 	st_->results.emplace(k, a);

@@ -3,32 +3,33 @@
  * Code at known lines for test_symbolize.cpp, built as libsymfixture.so with
  * -g -O1 -fPIC -shared. Each line the test expects is pinned by a _Static_assert on
  * that line: moving code breaks the build here, not the test in a puzzling way.
- * Signatures and "{" share a line because GCC puts a function's entry on the "{".
  */
 #include <stddef.h>
 
 typedef void (*symfix_cb)(void);
 
-#define SYMFIX_API __attribute__((visibility("default"), noinline, noclone, used))
+#define SYMFIX_API __attribute__((visibility("default"), noinline, used))
 #define SYMFIX_INLINE static inline __attribute__((always_inline))
 
-SYMFIX_API int symfix_add(int a, int b) { _Static_assert(__LINE__ == 15, "test_symbolize.cpp: line_add");
-	return a + b;
-}
+/* On one line: the first instruction may belong to the body's first statement. */
+SYMFIX_API int symfix_add(int a, int b) { return a + b; } _Static_assert(__LINE__ == 15, "line_add");
 
 /* The callback's return address is just after the call: a line inside this body. */
-SYMFIX_API int symfix_call(symfix_cb cb, int x) {
-	cb(); _Static_assert(__LINE__ == 21, "test_symbolize.cpp: line_call");
+SYMFIX_API int symfix_call(symfix_cb cb, int x)
+{
+	cb(); _Static_assert(__LINE__ == 20, "line_call");
 	return x + 1;
 }
 
 /* Inlined: the callback returns into symfix_outer's code, at symfix_inner's line. */
-SYMFIX_INLINE int symfix_inner(symfix_cb cb, int x) {
-	cb(); _Static_assert(__LINE__ == 27, "test_symbolize.cpp: line_inner");
+SYMFIX_INLINE int symfix_inner(symfix_cb cb, int x)
+{
+	cb(); _Static_assert(__LINE__ == 27, "line_inner");
 	return x * 3;
 }
 
-SYMFIX_API int symfix_outer(symfix_cb cb, int x) {
+SYMFIX_API int symfix_outer(symfix_cb cb, int x)
+{
 	int r = symfix_inner(cb, x);
 	return r + 7;
 }
@@ -36,8 +37,9 @@ SYMFIX_API int symfix_outer(symfix_cb cb, int x) {
 /* Inlined from a "system header" (see the #line below): reported at this call. */
 SYMFIX_INLINE int symfix_sys_outer(symfix_cb cb, int x);
 
-SYMFIX_API int symfix_sys(symfix_cb cb, int x) {
-	int r = symfix_sys_outer(cb, x); _Static_assert(__LINE__ == 40, "test_symbolize.cpp: line_sys");
+SYMFIX_API int symfix_sys(symfix_cb cb, int x)
+{
+	int r = symfix_sys_outer(cb, x); _Static_assert(__LINE__ == 42, "line_sys");
 	return r + 5;
 }
 

@@ -1,0 +1,14 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Runs one test with a private store directory, so that tests running in parallel
+# never see each other's processes. Exit codes as automake's: 77 skip, 99 error.
+dir=$(mktemp -d "${TMPDIR:-/tmp}/allocinfo-test.XXXXXX") || exit 99
+ALLOCINFO_STORE_DIR=$dir
+export ALLOCINFO_STORE_DIR
+case $1 in
+*.sh) sh "$@" ;;
+*) "$@" ;;
+esac
+rc=$?
+rm -rf "$dir"
+exit $rc

@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: MIT
+# CMocka tests of the library, the renderers and the symbolizer.
+
+if ENABLE_UNIT
+
+UNIT_CPPFLAGS = $(AM_CPPFLAGS) $(CMOCKA_CFLAGS) -I$(top_srcdir)/tests/unit
+UNIT_LDADD = tests/unit/libsitereport.la $(TEST_LDADD) $(CMOCKA_LIBS)
+
+# Reads this process's report for the tests; built with the header but no macros.
+check_LTLIBRARIES += tests/unit/libsitereport.la
+tests_unit_libsitereport_la_SOURCES = tests/unit/site_report.h tests/unit/site_report.c
+tests_unit_libsitereport_la_CPPFLAGS = $(UNIT_CPPFLAGS)
+
+# A library built without allocinfo.h, as third-party code is.
+check_LTLIBRARIES += tests/unit/libplain.la
+tests_unit_libplain_la_SOURCES = tests/unit/plain.h tests/unit/plain.c
+tests_unit_libplain_la_CFLAGS = $(AM_CFLAGS) -g -O1
+tests_unit_libplain_la_LDFLAGS = -rpath /nowhere -avoid-version
+
+check_PROGRAMS += tests/unit/test_sites
+tests_unit_test_sites_SOURCES = tests/unit/test_sites.c
+tests_unit_test_sites_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_sites_LDADD = tests/unit/libplain.la $(UNIT_LDADD)
+tests_unit_test_sites_LDFLAGS = $(TEST_LDFLAGS)
+TESTS += tests/unit/test_sites
+
+check_PROGRAMS += tests/unit/test_report
+tests_unit_test_report_SOURCES = tests/unit/test_report.cpp
+tests_unit_test_report_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_report_CXXFLAGS = $(AM_CXXFLAGS) -fno-exceptions -fno-rtti
+tests_unit_test_report_LDADD = lib/libreader.la $(CMOCKA_LIBS)
+TESTS += tests/unit/test_report
+
+check_LTLIBRARIES += tests/unit/libsymfixture.la
+tests_unit_libsymfixture_la_SOURCES = tests/unit/symbolize_fixture.c
+tests_unit_libsymfixture_la_CFLAGS = $(AM_CFLAGS) -g -O1
+tests_unit_libsymfixture_la_LDFLAGS = -rpath /nowhere -avoid-version -module
+
+check_PROGRAMS += tests/unit/test_symbolize
+tests_unit_test_symbolize_SOURCES = tests/unit/test_symbolize.cpp
+tests_unit_test_symbolize_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_symbolize_CXXFLAGS = $(AM_CXXFLAGS) -fno-exceptions -fno-rtti
+tests_unit_test_symbolize_LDADD = lib/libreader.la $(CMOCKA_LIBS) $(DL_LIBS)
+TESTS += tests/unit/test_symbolize
+AM_TESTS_ENVIRONMENT += SYMFIXTURE='$(abs_top_builddir)/tests/unit/.libs/libsymfixture.so'; export SYMFIXTURE;
+
+endif
