@@ -20,7 +20,7 @@
 #if !defined(__cplusplus) && !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE) && \
 	!defined(_XOPEN_SOURCE) && !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE) && \
 	!defined(_SVID_SOURCE) && !defined(_ISOC11_SOURCE) && !defined(__STRICT_ANSI__)
-#define _GNU_SOURCE 1
+#define _GNU_SOURCE	/* empty, as most files that define it write it */
 #endif
 
 #include <stdarg.h>
@@ -257,8 +257,8 @@ extern struct alloc_tag __stop_allocinfo_tags[] __attribute__((weak, visibility(
 #endif
 __attribute__((constructor(101), used)) static void allocinfo__register_this_object(void)
 {
-	if (__start_allocinfo_tags != __stop_allocinfo_tags)
-		allocinfo_register_tags(__start_allocinfo_tags, __stop_allocinfo_tags);
+	/* Both are null in an object without tags; the library checks. */
+	allocinfo_register_tags(__start_allocinfo_tags, __stop_allocinfo_tags);
 }
 #endif /* !ALLOCINFO_LIBRARY */
 

@@ -543,6 +543,17 @@ std::string substitute(const std::string &t, const bindings &bs)
 	return out;
 }
 
+/* Clang's mangling of a closure type with internal linkage: "$_0", "$_12". */
+bool is_clang_closure(const std::string &t)
+{
+	if (t.size() < 3 || t[0] != '$' || t[1] != '_')
+		return false;
+	for (size_t i = 2; i < t.size(); ++i)
+		if (t[i] < '0' || t[i] > '9')
+			return false;
+	return true;
+}
+
 std::string render(const std::vector<component> &comps, const bindings &bs)
 {
 	std::string out;
@@ -550,7 +561,7 @@ std::string render(const std::vector<component> &comps, const bindings &bs)
 		const component &c = comps[i];
 		if (!out.empty())
 			out += "::";
-		if ((c.lambda || c.anon_class) && i + 1 < comps.size() &&
+		if ((c.lambda || c.anon_class || is_clang_closure(c.text)) && i + 1 < comps.size() &&
 		    comps[i + 1].is_operator && comps[i + 1].text.compare(0, 10, "operator()") == 0) {
 			out += "<lambda>";
 			++i;
@@ -594,6 +605,10 @@ std::string cxx_function_name(const char *pretty)
 	std::string out = render(comps, bs);
 	if (out.empty() || has_space(out))
 		return fallback(b, e);
+	/* One spelling for the anonymous namespace, whoever printed it: GCC's. */
+	static const char clang_anon[] = "(anonymous_namespace)";
+	for (size_t at; (at = out.find(clang_anon)) != std::string::npos;)
+		out.replace(at, sizeof(clang_anon) - 1, "{anonymous}");
 	return out;
 }
 

@@ -14,7 +14,7 @@
  *   void* Foo::operator new(std::size_t)        -> Foo::operator_new
  *   Foo::operator const char*() const           -> Foo::operator_const_char*
  *   void (*get_handler(int))(int)               -> get_handler
- *   int (anonymous namespace)::f(int)           -> (anonymous_namespace)::f
+ *   int (anonymous namespace)::f(int)           -> {anonymous}::f  (GCC's spelling)
  *
  * Whitespace left inside the name becomes "_" between two identifier characters
  * ("unsigned int" -> "unsigned_int") and is dropped elsewhere
@@ -28,6 +28,7 @@
  *                                                     -> main()::<lambda>
  *   Clang  (lambda at f.cpp:3:5)::operator()          -> <lambda>
  *   demangled  main::{lambda()#1}::operator()() const -> main::<lambda>
+ *   demangled  main::$_0::operator()(int) const       -> main::<lambda>
  *
  * (extern "C" main is not mangled, so the demangled form has no "()" after it.)
  * ABI tags ("[abi:cxx11]") and clone suffixes ("[clone .cold]") are dropped.

@@ -279,7 +279,8 @@ Dwarf_Die *find_cu(open_file &f, Dwarf_Addr addr, Dwarf_Addr *dwbias, Dwarf_Die 
 				continue;
 			ptrdiff_t it = 0;
 			Dwarf_Addr base = 0, lo = 0, hi = 0;
-			while ((it = dwarf_ranges(&cudie, it, &base, &lo, &hi)) > 0)
+			/* Capped: corrupt range lists must not keep us here. */
+			for (int k = 0; k < 65536 && (it = dwarf_ranges(&cudie, it, &base, &lo, &hi)) > 0; ++k)
 				if (lo < hi)
 					f.cus.push_back({lo, hi, cudie});
 		}

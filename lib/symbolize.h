@@ -13,7 +13,8 @@
  *    demangled linkage name, else the DW_AT_name (qualified with its enclosing
  *    namespaces and classes for C++), else the ELF symbol, else "0x<vaddr in hex>",
  *    and always one word (cxxname.h);
- *  - system headers are skipped: while file:line lies under /usr/include/ and the
+ *  - system headers are skipped: while file:line lies under /usr/include/ (after
+ *    resolving "." and "..", as Clang records /usr/bin/../lib/gcc/...) and the
  *    code was inlined, the call site of the inlined function is reported instead
  *    (with the function holding that call), so that `new` inside std::vector
  *    shows the user's line. The walk stops at the first location outside

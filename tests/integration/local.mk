@@ -1,1 +1,23 @@
 # SPDX-License-Identifier: MIT
+# Integration tests of the library: real programs, LD_PRELOAD, header compatibility.
+
+TESTS += tests/integration/header.sh
+EXTRA_DIST += tests/integration/header.sh tests/integration/header_first.c \
+	tests/integration/header_first.cpp tests/integration/header_later_gnu_source.c
+
+# The same source with the library, and with -DALLOCINFO_DISABLE and no library.
+check_PROGRAMS += tests/unit/disabled tests/unit/disabled_off
+tests_unit_disabled_SOURCES = tests/unit/disabled.c
+tests_unit_disabled_LDADD = $(TEST_LDADD) $(DL_LIBS)
+tests_unit_disabled_LDFLAGS = $(TEST_LDFLAGS)
+tests_unit_disabled_off_SOURCES = tests/unit/disabled.c
+tests_unit_disabled_off_CPPFLAGS = $(AM_CPPFLAGS) -DALLOCINFO_DISABLE
+tests_unit_disabled_off_LDADD = $(DL_LIBS)
+TESTS += tests/unit/disabled tests/unit/disabled_off
+
+check_PROGRAMS += tests/unit/preload_target
+tests_unit_preload_target_SOURCES = tests/unit/preload_target.c
+tests_unit_preload_target_CFLAGS = $(AM_CFLAGS) -g -O1
+tests_unit_preload_target_LDADD = $(DL_LIBS)
+TESTS += tests/integration/preload.sh
+EXTRA_DIST += tests/integration/preload.sh

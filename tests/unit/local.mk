@@ -45,3 +45,26 @@ TESTS += tests/unit/test_symbolize
 AM_TESTS_ENVIRONMENT += SYMFIXTURE='$(abs_top_builddir)/tests/unit/.libs/libsymfixture.so'; export SYMFIXTURE;
 
 endif
+
+if ENABLE_UNIT
+check_PROGRAMS += tests/unit/test_cxx
+tests_unit_test_cxx_SOURCES = tests/unit/test_cxx.cpp
+tests_unit_test_cxx_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_cxx_CXXFLAGS = $(AM_CXXFLAGS) -g -O1
+tests_unit_test_cxx_LDADD = $(UNIT_LDADD)
+tests_unit_test_cxx_LDFLAGS = $(TEST_LDFLAGS)
+TESTS += tests/unit/test_cxx
+endif
+
+if ENABLE_UNIT
+check_PROGRAMS += tests/unit/test_threads tests/unit/test_control
+tests_unit_test_threads_SOURCES = tests/unit/test_threads.c
+tests_unit_test_threads_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_threads_LDADD = $(UNIT_LDADD) -lpthread
+tests_unit_test_threads_LDFLAGS = $(TEST_LDFLAGS)
+tests_unit_test_control_SOURCES = tests/unit/test_control.c
+tests_unit_test_control_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_control_LDADD = $(UNIT_LDADD)
+tests_unit_test_control_LDFLAGS = $(TEST_LDFLAGS)
+TESTS += tests/unit/test_threads tests/unit/test_control
+endif

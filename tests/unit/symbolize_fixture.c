@@ -12,7 +12,7 @@ typedef void (*symfix_cb)(void);
 #define SYMFIX_INLINE static inline __attribute__((always_inline))
 
 /* On one line: the first instruction may belong to the body's first statement. */
-SYMFIX_API int symfix_add(int a, int b) { return a + b; } _Static_assert(__LINE__ == 15, "line_add");
+SYMFIX_API int symfix_add(int a, int b) { return a + b; } _Static_assert(__LINE__ == 15, "add");
 
 /* The callback's return address is just after the call: a line inside this body. */
 SYMFIX_API int symfix_call(symfix_cb cb, int x)

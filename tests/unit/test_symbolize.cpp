@@ -92,7 +92,7 @@ const name_case name_cases[] = {
 	{"int Foo::operator int() const", "Foo::operator_int"},
 	{"const char *Foo::operator const char *() const", "Foo::operator_const_char*"},
 	{"void (*get_handler(int))(int)", "get_handler"},
-	{"int (anonymous namespace)::anon(int)", "(anonymous_namespace)::anon"},
+	{"int (anonymous namespace)::anon(int)", "{anonymous}::anon"},
 	{"auto main()::(anonymous class)::operator()() const", "main()::<lambda>"},
 	{"auto Foo::m()::(anonymous class)::operator()(int) const", "Foo::m()::<lambda>"},
 	{"auto main()::(anonymous class)::operator()()::(anonymous class)::operator()() const",
@@ -105,6 +105,7 @@ const name_case name_cases[] = {
 	{"main", "main"},
 	{"symfix_add", "symfix_add"},
 	{"main::{lambda()#1}::operator()() const", "main::<lambda>"},
+	{"main::$_0::operator()(int) const", "main::<lambda>"},
 	{"abi[abi:cxx11]()", "abi"},
 	{"foo(int) [clone .cold]", "foo"},
 };
@@ -166,11 +167,12 @@ void test_demangled_names(void **)
 			    "ns::Foo<int>::bar");
 	assert_string_equal(demangled_function_name("_ZNK3FoocviEv").c_str(), "Foo::operator_int");
 	assert_string_equal(demangled_function_name("_ZN12_GLOBAL__N_14anonEi").c_str(),
-			    "(anonymous_namespace)::anon");
+			    "{anonymous}::anon");
 	assert_string_equal(demangled_function_name("_ZZ4mainENKUlvE_clEv").c_str(),
 			    "main::<lambda>");
 	assert_string_equal(demangled_function_name("_ZZNKR3Foo1mEvENKUliE_clEi").c_str(),
 			    "Foo::m()::<lambda>");
+	assert_string_equal(demangled_function_name("_ZZ4mainENK3$_0clEi").c_str(), "main::<lambda>");
 	assert_string_equal(demangled_function_name("_Z3abiB5cxx11v").c_str(), "abi");
 	assert_string_equal(demangled_function_name("_Z3foov.cold").c_str(), "foo");
 	/* Not mangled, or not validly: unchanged. */

@@ -1,0 +1,26 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# allocinfo.h included first, then every standard header, compiles warning-free as
+# C (gnu11) and C++ (C++17), with gcc and clang; and with ALLOCINFO_DISABLE.
+set -u
+src=$top_srcdir/tests/integration
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+try() {
+	if ! "$@" >"$tmp/log" 2>&1; then
+		echo "FAILED: $*"; cat "$tmp/log"; fail=1
+	fi
+}
+for cc in gcc clang; do
+	command -v $cc >/dev/null || continue
+	cxx=g++; [ $cc = clang ] && cxx=clang++
+	for d in "" -DALLOCINFO_DISABLE; do
+		try $cc -std=gnu11 -Wall -Wextra -Werror $d -I"$top_srcdir/include" -c "$src/header_first.c" -o "$tmp/c.o"
+		try $cxx -std=c++17 -Wall -Wextra -Werror $d -I"$top_srcdir/include" -c "$src/header_first.cpp" -o "$tmp/cxx.o"
+		# a source compiled unchanged through -include, as allocinfo-cc does
+		try $cc -std=gnu11 -Wall -Werror $d -include allocinfo.h -I"$top_srcdir/include" -c "$src/header_later_gnu_source.c" -o "$tmp/g.o"
+	done
+done
+[ $fail = 0 ] && echo ok
+exit $fail

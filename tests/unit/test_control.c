@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The run-time switch and the environment: ALLOCINFO=0 counts nothing until
+ * allocinfo_set_enabled(1); ALLOCINFO=never refuses to switch on; malformed values
+ * get one "allocinfo:" line and the default. Each case runs in a child started with
+ * its own environment (the variables are read once, at the first allocation).
+ */
+#include <allocinfo.h>
+
+#include <setjmp.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "site_report.h"
+
+extern char **environ;
+
+#define HERE_NEXT (__LINE__ + 1)
+
+/* ---- the children ------------------------------------------------------------- */
+
+static int child_off(void)
+{
+	/* started with ALLOCINFO=0 */
+	if (allocinfo_enabled())
+		return 10;
+	int l1 = HERE_NEXT;
+	void *before = malloc(100);	/* made while off */
+	struct site_counts c = site_lookup(__FILE__, l1, "child_off");
+	if (!c.found || c.bytes != 0 || c.calls != 0)
+		return 11;
+	allocinfo_set_enabled(1);
+	if (!allocinfo_enabled())
+		return 12;
+	int l2 = HERE_NEXT;
+	void *after = malloc(200);
+	c = site_lookup(__FILE__, l2, "child_off");
+	if (c.bytes != 200 || c.calls != 1)
+		return 13;
+	free(before);	/* made while off, freed while on: no counter goes negative */
+	c = site_lookup(__FILE__, l1, "child_off");
+	if (c.bytes != 0 || c.calls != 0)
+		return 14;
+	allocinfo_set_enabled(0);
+	free(after);	/* counted when made: uncounted when freed, even while off */
+	c = site_lookup(__FILE__, l2, "child_off");
+	if (c.bytes != 0 || c.calls != 0)
+		return 15;
+	return 0;
+}
+
+static int child_never(void)
+{
+	allocinfo_set_enabled(1);	/* refused, with a message */
+	if (allocinfo_enabled())
+		return 20;
+	void *p = malloc(50);
+	free(p);
+	return 0;
+}
+
+static int child_plain(void)
+{
+	/* started with malformed values: the defaults apply (on) */
+	if (!allocinfo_enabled())
+		return 30;
+	int l = HERE_NEXT;
+	void *p = malloc(77);
+	struct site_counts c = site_lookup(__FILE__, l, "child_plain");
+	free(p);
+	return c.bytes == 77 && c.calls == 1 ? 0 : 31;
+}
+
+/* ---- the parent ---------------------------------------------------------------- */
+
+/* Runs this program as `argv0 mode` with extra environment; returns its exit status
+ * and what it wrote to stderr. */
+static int run_child(const char *mode, const char *const *env_add, char *err, size_t errlen)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(n > 0);
+	self[n] = '\0';
+	char *envp[256];
+	int k = 0;
+	for (char **e = environ; *e && k < 200; e++)
+		if (strncmp(*e, "ALLOCINFO=", 10) && strncmp(*e, "ALLOCINFO_DEBUG=", 16) &&
+		    strncmp(*e, "ALLOCINFO_STORE=", 16))
+			envp[k++] = *e;
+	for (; *env_add; env_add++)
+		envp[k++] = (char *)*env_add;
+	envp[k] = NULL;
+	int pipefd[2];
+	assert_int_equal(pipe(pipefd), 0);
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
+	posix_spawn_file_actions_addclose(&fa, pipefd[0]);
+	char *argv[] = { self, (char *)mode, NULL };
+	pid_t pid;
+	assert_int_equal(posix_spawn(&pid, self, &fa, NULL, argv, envp), 0);
+	close(pipefd[1]);
+	size_t used = 0;
+	for (;;) {
+		ssize_t r = read(pipefd[0], err + used, errlen - 1 - used);
+		if (r <= 0)
+			break;
+		used += (size_t)r;
+	}
+	err[used] = '\0';
+	close(pipefd[0]);
+	posix_spawn_file_actions_destroy(&fa);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+static void test_off_until_switched_on(void **state)
+{
+	char err[4096];
+	const char *env[] = { "ALLOCINFO=0", NULL };
+	assert_int_equal(run_child("off", env, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+}
+
+static void test_never_refuses(void **state)
+{
+	char err[4096];
+	const char *env[] = { "ALLOCINFO=never", NULL };
+	assert_int_equal(run_child("never", env, err, sizeof(err)), 0);
+	assert_string_equal(err, "allocinfo: allocinfo_set_enabled(1) refused: profiling was "
+				 "started with ALLOCINFO=never\n");
+}
+
+static void test_malformed_values(void **state)
+{
+	char err[4096];
+	const char *env[] = { "ALLOCINFO=yes please", NULL };
+	assert_int_equal(run_child("plain", env, err, sizeof(err)), 0);
+	assert_string_equal(err, "allocinfo: ALLOCINFO='yes please' is not valid "
+				 "(expected 1, 0 or never); using 1\n");
+
+	const char *env2[] = { "ALLOCINFO_DEBUG=2", "ALLOCINFO_STORE=tmpfs", NULL };
+	assert_int_equal(run_child("plain", env2, err, sizeof(err)), 0);
+	assert_string_equal(err,
+		"allocinfo: ALLOCINFO_STORE='tmpfs' is not valid (expected auto, bpf, shm or none); "
+		"using auto\n"
+		"allocinfo: ALLOCINFO_DEBUG='2' is not valid (expected 0 or 1); using 0\n");
+
+	const char *env3[] = { "ALLOCINFO=", NULL };
+	assert_int_equal(run_child("plain", env3, err, sizeof(err)), 0);
+	assert_string_equal(err, "allocinfo: ALLOCINFO='' is not valid (expected 1, 0 or never); "
+				 "using 1\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "off") == 0)
+		return child_off();
+	if (argc == 2 && strcmp(argv[1], "never") == 0)
+		return child_never();
+	if (argc == 2 && strcmp(argv[1], "plain") == 0)
+		return child_plain();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_off_until_switched_on),
+		cmocka_unit_test(test_never_refuses),
+		cmocka_unit_test(test_malformed_values),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
