@@ -1,0 +1,56 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Runs the whole test suite from scratch: installs what it needs, mounts bpffs when it
+# is not mounted, then builds and runs `make check` three times: a normal build, one
+# under AddressSanitizer and one under ThreadSanitizer. Prints one closing line,
+# "N passed, N failed, N skipped", and exits non-zero if anything failed.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+"$top/scripts/deps.sh" || exit 1
+
+# BPF tests need bpffs; FUSE tests need /dev/fuse (they skip without it).
+mounted_bpffs=no
+if [ "$(id -u)" = 0 ] && ! mountpoint -q /sys/fs/bpf 2>/dev/null; then
+	mount -t bpf bpf /sys/fs/bpf 2>/dev/null && mounted_bpffs=yes
+fi
+
+(cd "$top" && ./autogen.sh >/dev/null 2>&1) || { echo "autogen.sh failed"; exit 1; }
+
+pass=0 fail=0 skip=0 status=0
+run_suite() {
+	name=$1
+	shift
+	dir=$top/build-test-$name
+	rm -rf "$dir"
+	echo "== $name: configure $*"
+	if ! "$top/scripts/build.sh" "$dir" "$@"; then
+		echo "== $name: build failed"
+		fail=$((fail + 1))
+		status=1
+		return
+	fi
+	echo "== $name: make check"
+	(cd "$dir" && make -j"$(nproc)" check >"$dir/check.out" 2>&1)
+	rc=$?
+	grep -E '^(PASS|FAIL|SKIP|ERROR|XPASS|XFAIL):' "$dir/check.out"
+	p=$(sed -n 's/^# PASS: *//p' "$dir/test-suite.log" 2>/dev/null | head -n1)
+	f=$(sed -n 's/^# FAIL: *//p' "$dir/test-suite.log" 2>/dev/null | head -n1)
+	e=$(sed -n 's/^# ERROR: *//p' "$dir/test-suite.log" 2>/dev/null | head -n1)
+	s=$(sed -n 's/^# SKIP: *//p' "$dir/test-suite.log" 2>/dev/null | head -n1)
+	pass=$((pass + ${p:-0}))
+	fail=$((fail + ${f:-0} + ${e:-0}))
+	skip=$((skip + ${s:-0}))
+	if [ $rc != 0 ]; then
+		status=1
+		[ -f "$dir/test-suite.log" ] && sed -n '/^FAIL\|^ERROR/,/^$/p' "$dir/test-suite.log" | head -200
+		[ -f "$dir/test-suite.log" ] || { tail -50 "$dir/check.out"; fail=$((fail + 1)); }
+	fi
+}
+
+run_suite plain
+run_suite asan --enable-sanitizer=address --disable-bpf
+run_suite tsan --enable-sanitizer=thread --disable-bpf
+
+[ $mounted_bpffs = yes ] && umount /sys/fs/bpf 2>/dev/null
+echo "$pass passed, $fail failed, $skip skipped"
+exit $status
