@@ -38,8 +38,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/init.cpp \
 	lib/api.cpp
 lib_liballocinfo_la_CXXFLAGS = $(LIB_CXXFLAGS) $(URCU_CFLAGS) -ftls-model=initial-exec
-# libstdc++ named explicitly: C programs linking the static library need it too.
-lib_liballocinfo_la_LIBADD = lib/liboverride.la lib/libreader.la $(URCU_LIBS) $(DL_LIBS) -lpthread -lstdc++
+lib_liballocinfo_la_LIBADD = lib/liboverride.la lib/libreader.la $(URCU_LIBS) $(DL_LIBS) -lpthread
 lib_liballocinfo_la_LDFLAGS = -version-info 0:0:0 \
 	-Wl,--version-script=$(top_srcdir)/lib/liballocinfo.sym -Wl,-z,nodelete
 EXTRA_lib_liballocinfo_la_DEPENDENCIES = $(top_srcdir)/lib/liballocinfo.sym

@@ -21,7 +21,7 @@ TEST_EXTENSIONS = .sh
 EXTRA_DIST += tests/run-test.sh
 
 # Test programs link the library; under a sanitizer, statically, so it comes first.
-TEST_LDADD = lib/liballocinfo.la
+TEST_LDADD = lib/liballocinfo.la $(SAN_TEST_LIBS)
 TEST_LDFLAGS = $(SAN_TEST_LDFLAGS)
 
 # Reruns the whole suite until the first failure: the tool for flaky concurrency bugs.
