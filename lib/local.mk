@@ -5,6 +5,11 @@ include_HEADERS += include/allocinfo.h
 
 LIB_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden -fno-rtti -fno-exceptions \
 	-fno-omit-frame-pointer
+# The allocation path runs inside the sanitizers' own start-up (their dlsym calls
+# malloc before their shadow memory exists), so it is never instrumented: the
+# sanitizer builds check it through the tests and the sanitizer's allocator beneath.
+CORE_CXXFLAGS = -std=gnu++17 $(WARN_CXXFLAGS) -fvisibility=hidden -fno-rtti \
+	-fno-exceptions -fno-omit-frame-pointer
 
 # Reading stores and rendering reports: used in-process and by the tools.
 noinst_LTLIBRARIES += lib/libreader.la
@@ -21,8 +26,8 @@ lib_libreader_la_LIBADD = $(LIBDW_LIBS) $(ZLIB_LIBS)
 # The exported entry points; apart because operator new must be able to throw.
 noinst_LTLIBRARIES += lib/liboverride.la
 lib_liboverride_la_SOURCES = lib/override.cpp
-lib_liboverride_la_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden -fno-omit-frame-pointer \
-	$(URCU_CFLAGS) -ftls-model=initial-exec
+lib_liboverride_la_CXXFLAGS = -std=gnu++17 $(WARN_CXXFLAGS) -fvisibility=hidden \
+	-fno-omit-frame-pointer $(URCU_CFLAGS) -ftls-model=initial-exec
 
 lib_LTLIBRARIES += lib/liballocinfo.la
 lib_liballocinfo_la_SOURCES = \
@@ -37,7 +42,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/alloc.h lib/alloc.cpp \
 	lib/init.cpp \
 	lib/api.cpp
-lib_liballocinfo_la_CXXFLAGS = $(LIB_CXXFLAGS) $(URCU_CFLAGS) -ftls-model=initial-exec
+lib_liballocinfo_la_CXXFLAGS = $(CORE_CXXFLAGS) $(URCU_CFLAGS) -ftls-model=initial-exec
 lib_liballocinfo_la_LIBADD = lib/liboverride.la lib/libreader.la $(URCU_LIBS) $(DL_LIBS) -lpthread
 lib_liballocinfo_la_LDFLAGS = -version-info 0:0:0 \
 	-Wl,--version-script=$(top_srcdir)/lib/liballocinfo.sym -Wl,-z,nodelete
