@@ -18,10 +18,14 @@ lib_libreader_la_SOURCES = \
 	lib/store_reader.h lib/store_reader.cpp \
 	lib/report.h lib/report.cpp lib/pprof.cpp \
 	lib/symbolize.h lib/symbolize.cpp \
-	lib/cxxname.h lib/cxxname.cpp \
-	lib/procfs.h lib/procfs.cpp
+	lib/cxxname.h lib/cxxname.cpp
 lib_libreader_la_CXXFLAGS = $(LIB_CXXFLAGS) $(LIBDW_CFLAGS) $(ZLIB_CFLAGS)
-lib_libreader_la_LIBADD = $(LIBDW_LIBS) $(ZLIB_LIBS)
+lib_libreader_la_LIBADD = lib/libprocfs.la $(LIBDW_LIBS) $(ZLIB_LIBS)
+
+# /proc and /sys parsing: used by readers and by the library's start-up.
+noinst_LTLIBRARIES += lib/libprocfs.la
+lib_libprocfs_la_SOURCES = lib/procfs.h lib/procfs.cpp
+lib_libprocfs_la_CXXFLAGS = $(CORE_CXXFLAGS)
 
 # The exported entry points; apart because operator new must be able to throw.
 noinst_LTLIBRARIES += lib/liboverride.la
