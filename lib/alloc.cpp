@@ -16,6 +16,7 @@ settle settle_state()
 	case STATE_RUNNING:
 		return settle::run;
 	case STATE_STARTING:
+	case STATE_UNINIT:	/* a sanitizer build before constructors: the bootstrap arena */
 		return settle::discard;	/* the initialising thread, allocating */
 	default:
 		return settle::plain;

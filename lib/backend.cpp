@@ -37,7 +37,7 @@ size_t usable_size(void *p)
 table g_next;
 
 namespace {
-alignas(64) char arena[64 * 1024];
+alignas(64) char arena[1 << 20];	/* untouched pages cost nothing */
 size_t arena_used;
 }
 

@@ -31,6 +31,10 @@ namespace {
 
 pid_t g_starting_tid;
 
+/* Under a sanitizer, the sanitizer's own start-up calls malloc before its
+ * interceptors work: start only once constructors run. */
+bool g_constructors_running;
+
 void on_exit()
 {
 	store_retire();
@@ -82,11 +86,20 @@ void start()
 
 } /* namespace */
 
+void note_constructors_running()
+{
+	__atomic_store_n(&g_constructors_running, true, __ATOMIC_RELEASE);
+}
+
 void ensure_init()
 {
 	uint32_t s = __atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE);
 	if (s == STATE_RUNNING || s == STATE_NEVER)
 		return;
+#ifdef ALLOCINFO_BACKEND_NEXT
+	if (!__atomic_load_n(&g_constructors_running, __ATOMIC_ACQUIRE))
+		return;	/* served from the bootstrap arena meanwhile */
+#endif
 	if (s == STATE_UNINIT &&
 	    __atomic_compare_exchange_n(&g_fast.state, &s, STATE_STARTING, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -121,6 +134,7 @@ using namespace allocinfo;
 /* Before any other constructor of a program linked with the library. */
 __attribute__((constructor(101))) static void allocinfo_constructor()
 {
+	note_constructors_running();
 	ensure_init();
 	if (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) != STATE_RUNNING)
 		return;

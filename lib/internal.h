@@ -91,6 +91,8 @@ private:
 
 /* The start-up work, done once by whichever thread allocates first. */
 void ensure_init() HIDDEN;
+/* Called from constructors: from now on start-up may use the whole C library. */
+void note_constructors_running() HIDDEN;
 
 /* One line on stderr, starting "allocinfo: ". Never allocates. */
 void log_message(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2)));

@@ -297,6 +297,7 @@ using namespace allocinfo;
 
 extern "C" void allocinfo_register_tags(struct alloc_tag *start, struct alloc_tag *stop)
 {
+	note_constructors_running();
 	ensure_init();
 	if (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) != STATE_RUNNING || !start ||
 	    stop <= start)
