@@ -67,7 +67,7 @@ void *reallocate(uint32_t slot, void *p, size_t size)
 		return nullptr;
 	}
 	alloc_record *rec = record_of(p);
-	uint32_t old_slot = rec->tag & g_fast.slot_mask;
+	uint32_t old_slot = rec->tag;
 	size_t old_size = rec->size;
 	if ((rec->meta & RECORD_SHIFT_MASK) || backend::owns_bootstrap(rec)) {
 		/* glibc's realloc would not keep the alignment: move it by hand. */
@@ -91,7 +91,7 @@ void *reallocate(uint32_t slot, void *p, size_t size)
 	if (old_slot == slot) {
 		count(slot, (int64_t)size - (int64_t)old_size, 0);
 	} else {
-		count(old_slot, -(int64_t)old_size, -1);
+		count_recorded(old_slot, -(int64_t)old_size, -1);
 		count(slot, (int64_t)size, 1);
 	}
 	return nrec + 1;

@@ -66,6 +66,14 @@ static inline void count(uint32_t slot, int64_t bytes, int64_t calls)
 		counter_add(slot, bytes, calls);
 }
 
+/* For a slot read back from a record: masked to the store's capacity, so that even a
+ * corrupt record cannot send the counter write outside the counters. */
+static inline void count_recorded(uint32_t slot, int64_t bytes, int64_t calls)
+{
+	if (likely(slot != ALLOCINFO_TAG_DISCARD))
+		counter_add(slot & g_fast.slot_mask, bytes, calls);
+}
+
 static inline void *finish(void *base, alloc_record *rec, uint32_t slot, size_t size,
 			   uint32_t shift)
 {
@@ -107,7 +115,7 @@ static inline void release(void *p)
 	uint32_t meta = rec->meta;
 	if (unlikely(g_fast.debug) && !check_pointer(p, "free"))
 		return;
-	count(rec->tag & g_fast.slot_mask, -(int64_t)rec->size, -1);
+	count_recorded(rec->tag, -(int64_t)rec->size, -1);
 	void *base = rec;
 	if (unlikely(meta & RECORD_SHIFT_MASK))
 		base = static_cast<char *>(p) - ((size_t)1 << ((meta & RECORD_SHIFT_MASK) >> 8));
