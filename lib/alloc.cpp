@@ -66,6 +66,8 @@ void *reallocate(uint32_t slot, void *p, size_t size)
 		errno = EINVAL;
 		return nullptr;
 	}
+	if (foreign(p))
+		return backend::realloc(p, size);	/* stays the sanitizer's, uncounted */
 	alloc_record *rec = record_of(p);
 	uint32_t old_slot = rec->tag;
 	size_t old_size = rec->size;
@@ -99,6 +101,8 @@ void *reallocate(uint32_t slot, void *p, size_t size)
 
 size_t usable_size(void *p)
 {
+	if (foreign(p))
+		return backend::usable_size(p);
 	alloc_record *rec = record_of(p);
 	uint32_t meta = rec->meta;
 	if (meta & RECORD_SHIFT_MASK) {

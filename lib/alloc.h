@@ -109,10 +109,26 @@ void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve 
  * message) when it is not one of ours. */
 bool check_pointer(void *p, const char *what) HIDDEN;
 
+/* A pointer this library did not hand out. Only sanitizer builds meet them: the
+ * sanitizers' strdup, realpath and the like allocate without calling malloc. */
+static inline bool foreign(void *p)
+{
+#ifdef ALLOCINFO_BACKEND_NEXT
+	return (record_of(p)->meta & RECORD_MAGIC_MASK) != RECORD_MAGIC;
+#else
+	(void)p;
+	return false;
+#endif
+}
+
 static inline void release(void *p)
 {
 	alloc_record *rec = record_of(p);
 	uint32_t meta = rec->meta;
+	if (unlikely(foreign(p))) {
+		backend::free(p);
+		return;
+	}
 	if (unlikely(g_fast.debug) && !check_pointer(p, "free"))
 		return;
 	count_recorded(rec->tag, -(int64_t)rec->size, -1);
