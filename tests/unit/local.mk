@@ -68,3 +68,25 @@ tests_unit_test_control_LDADD = $(UNIT_LDADD)
 tests_unit_test_control_LDFLAGS = $(TEST_LDFLAGS)
 TESTS += tests/unit/test_threads tests/unit/test_control
 endif
+
+if ENABLE_UNIT
+# A plugin built with the header, loaded with dlopen. It is not linked with the
+# library: it binds to the one the program has (static under sanitizers).
+check_LTLIBRARIES += tests/unit/libplugin.la
+tests_unit_libplugin_la_SOURCES = tests/unit/plugin.c
+tests_unit_libplugin_la_CFLAGS = $(AM_CFLAGS) -g
+tests_unit_libplugin_la_LDFLAGS = -rpath /nowhere -avoid-version -module
+AM_TESTS_ENVIRONMENT += PLUGIN='$(abs_top_builddir)/tests/unit/.libs/libplugin.so'; export PLUGIN;
+
+check_PROGRAMS += tests/unit/test_dlopen tests/unit/test_process
+tests_unit_test_dlopen_SOURCES = tests/unit/test_dlopen.c tests/unit/dl_util.h \
+	tests/unit/report_check.h
+tests_unit_test_dlopen_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_dlopen_LDADD = $(UNIT_LDADD) $(DL_LIBS) -lpthread
+tests_unit_test_dlopen_LDFLAGS = $(TEST_LDFLAGS)
+tests_unit_test_process_SOURCES = tests/unit/test_process.c
+tests_unit_test_process_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_process_LDADD = $(UNIT_LDADD) -lpthread
+tests_unit_test_process_LDFLAGS = $(TEST_LDFLAGS)
+TESTS += tests/unit/test_dlopen tests/unit/test_process
+endif
