@@ -70,7 +70,7 @@ static void test_dlclose_with_live_memory(void **state)
 
 	free(keep[0]);
 	c = site_lookup("plugin.c", mline, "plugin_alloc");
-	assert_true(c.unloaded && c.bytes == 202 && c.calls == 2);
+	assert_true(c.unloaded && c.bytes == 203 && c.calls == 2);	/* 101 + 102 */
 	free(keep[1]);
 	free(keep[2]);
 	free(s);
@@ -194,8 +194,10 @@ static void test_reader_against_loaders(void **state)
 	(void)c;
 	for (const char *l = site_report_text(); *l;) {
 		const char *nl = strchr(l, '\n');
-		if (strstr(l, "plugin.c:") && !(strncmp(l, "           0        0 ", 22) == 0))
-			fail_msg("plugin memory left: %.*s", (int)(nl ? nl - l : (long)strlen(l)), l);
+		int len = (int)(nl ? nl - l : (long)strlen(l));
+		const char *hit = strstr(l, "plugin.c:");
+		if (hit && hit < l + len && strncmp(l, "           0        0 ", 22) != 0)
+			fail_msg("plugin memory left: %.*s", len, l);
 		if (!nl)
 			break;
 		l = nl + 1;
