@@ -66,7 +66,7 @@ uint64_t process_start_time(pid_t pid)
 	if (!p)
 		return 0;
 	p++;
-	for (int field = 2; field < 22 && *p; field++) {
+	for (int field = 3; field < 22 && *p; field++) {	/* skip fields 3..21 */
 		while (*p == ' ')
 			p++;
 		while (*p && *p != ' ')
