@@ -1,0 +1,540 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocinfo - the report of /run/allocinfo without the daemon: reads the stores of
+ * the machine's instrumented processes and prints their call sites, in the kernel's
+ * /proc/allocinfo format or as JSON, Prometheus text, pprof, a snapshot or the
+ * growth since one; and switches counting on and off in a running process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "allocinfo_snapshot.h"
+#include "report.h"
+#include "store_reader.h"
+#include "store_scan.h"
+#include "symbolize.h"
+
+/* Stores kept in BPF maps: their reader is in libreader whenever its header is. */
+#if __has_include("store_bpf_reader.h")
+#include "store_bpf_reader.h"
+#define HAVE_BPF_READER 1
+#endif
+
+using namespace allocinfo;
+
+namespace {
+
+const char PROG[] = "allocinfo";
+
+enum class output { text, json, prometheus, pprof, save, diff };
+
+struct options {
+	int pid = 0;
+	sort_key sort = sort_key::site;
+	bool sort_given = false;
+	size_t top = 0;			/* 0: every row */
+	bool human = false;
+	output out = output::text;
+	int outputs = 0;		/* output options given */
+	std::string file;		/* of --pprof, --save or --diff */
+	double watch = 0;		/* seconds; 0 = print once */
+	long count = 0;			/* --count: reports printed by --watch; 0 = until SIGINT */
+	bool gc = false, enable = false, disable = false;
+};
+
+volatile sig_atomic_t g_stop;
+
+void on_signal(int) { g_stop = 1; }
+
+void usage_text(FILE *f)
+{
+	fprintf(f,
+"Usage: allocinfo [-p PID] [--sort bytes|calls|site] [--top N] [--human]\n"
+"                 [--json | --prometheus | --pprof FILE | --save FILE | --diff FILE]\n"
+"                 [--watch SECONDS [--count N]]\n"
+"       allocinfo -p PID --enable | --disable\n"
+"       allocinfo --gc\n"
+"\n"
+"Prints the live memory of every call site of the instrumented processes (the\n"
+"format of /proc/allocinfo, lines of equal sites summed across processes).\n"
+"\n"
+"  -p, --pid PID        that process alone\n"
+"      --sort KEY       bytes or calls (largest first), or site (the default)\n"
+"      --top N          the first N lines only\n"
+"      --human          sizes as 4.00KiB, 1.50MiB, ...\n"
+"      --json           JSON\n"
+"      --prometheus     Prometheus text format, one series per process and site\n"
+"      --pprof FILE     a gzipped pprof profile (go tool pprof FILE); - for stdout\n"
+"      --save FILE      a snapshot of the current counters, for --diff\n"
+"      --diff FILE      the growth of each site since the snapshot in FILE\n"
+"      --watch SECONDS  print again every SECONDS (0.1 to 86400) until interrupted\n"
+"      --count N        with --watch: stop after N reports\n"
+"      --gc             remove the stores of processes that are gone\n"
+"      --enable         with -p: switch counting on in that process\n"
+"      --disable        with -p: switch it off (allocations are not counted)\n"
+"  -h, --help           this help\n"
+"  -V, --version        the version\n"
+"\n"
+"Stores are read from $ALLOCINFO_STORE_DIR (default /dev/shm). Exit status: 0 ok,\n"
+"1 error, 2 usage error.\n");
+}
+
+[[noreturn]] void usage_error(const std::string &msg)
+{
+	fprintf(stderr, "%s: %s\nTry 'allocinfo --help' for more information.\n", PROG,
+		msg.c_str());
+	exit(2);
+}
+
+bool parse_long(const char *s, long min, long max, long &v)
+{
+	if (!*s || *s == '+' || *s == '-' || *s == ' ')
+		return false;
+	char *end;
+	errno = 0;
+	long x = strtol(s, &end, 10);
+	if (errno || *end || x < min || x > max)
+		return false;
+	v = x;
+	return true;
+}
+
+options parse_options(int argc, char **argv)
+{
+	enum { OPT_SORT = 256, OPT_TOP, OPT_HUMAN, OPT_JSON, OPT_PROM, OPT_PPROF, OPT_SAVE,
+	       OPT_DIFF, OPT_WATCH, OPT_COUNT, OPT_GC, OPT_ENABLE, OPT_DISABLE };
+	static const struct option longopts[] = {
+		{"pid", required_argument, nullptr, 'p'},
+		{"sort", required_argument, nullptr, OPT_SORT},
+		{"top", required_argument, nullptr, OPT_TOP},
+		{"human", no_argument, nullptr, OPT_HUMAN},
+		{"json", no_argument, nullptr, OPT_JSON},
+		{"prometheus", no_argument, nullptr, OPT_PROM},
+		{"pprof", required_argument, nullptr, OPT_PPROF},
+		{"save", required_argument, nullptr, OPT_SAVE},
+		{"diff", required_argument, nullptr, OPT_DIFF},
+		{"watch", required_argument, nullptr, OPT_WATCH},
+		{"count", required_argument, nullptr, OPT_COUNT},
+		{"gc", no_argument, nullptr, OPT_GC},
+		{"enable", no_argument, nullptr, OPT_ENABLE},
+		{"disable", no_argument, nullptr, OPT_DISABLE},
+		{"help", no_argument, nullptr, 'h'},
+		{"version", no_argument, nullptr, 'V'},
+		{nullptr, 0, nullptr, 0},
+	};
+	options o;
+	bool pid_given = false, top_given = false;
+	long v;
+	opterr = 0;
+	for (;;) {
+		int c = getopt_long(argc, argv, ":p:hV", longopts, nullptr);
+		if (c == -1)
+			break;
+		switch (c) {
+		case 'p':
+			if (pid_given)
+				usage_error("-p: give one process only");
+			if (!parse_long(optarg, 1, INT_MAX, v))
+				usage_error(std::string("-p: '") + optarg + "' is not a process id");
+			o.pid = (int)v;
+			pid_given = true;
+			break;
+		case OPT_SORT:
+			if (!strcmp(optarg, "bytes"))
+				o.sort = sort_key::bytes;
+			else if (!strcmp(optarg, "calls"))
+				o.sort = sort_key::calls;
+			else if (!strcmp(optarg, "site"))
+				o.sort = sort_key::site;
+			else
+				usage_error(std::string("--sort: '") + optarg +
+					    "' is not one of bytes, calls, site");
+			o.sort_given = true;
+			break;
+		case OPT_TOP:
+			if (!parse_long(optarg, 1, LONG_MAX, v))
+				usage_error(std::string("--top: '") + optarg +
+					    "' is not a positive number");
+			o.top = (size_t)v;
+			top_given = true;
+			break;
+		case OPT_HUMAN:
+			o.human = true;
+			break;
+		case OPT_JSON:
+		case OPT_PROM:
+		case OPT_PPROF:
+		case OPT_SAVE:
+		case OPT_DIFF:
+			o.outputs++;
+			o.out = c == OPT_JSON ? output::json : c == OPT_PROM ? output::prometheus :
+				c == OPT_PPROF ? output::pprof : c == OPT_SAVE ? output::save :
+				output::diff;
+			if (optarg) {
+				if (!*optarg)
+					usage_error(std::string(c == OPT_PPROF ? "--pprof" :
+								c == OPT_SAVE ? "--save" : "--diff") +
+						    ": the file name is empty");
+				o.file = optarg;
+			}
+			break;
+		case OPT_WATCH: {
+			char *end;
+			errno = 0;
+			double s = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !isfinite(s) || s < 0.1 || s > 86400)
+				usage_error(std::string("--watch: '") + optarg +
+					    "' is not a number of seconds from 0.1 to 86400");
+			o.watch = s;
+			break;
+		}
+		case OPT_COUNT:
+			if (!parse_long(optarg, 1, LONG_MAX, v))
+				usage_error(std::string("--count: '") + optarg +
+					    "' is not a positive number");
+			o.count = v;
+			break;
+		case OPT_GC:
+			o.gc = true;
+			break;
+		case OPT_ENABLE:
+			o.enable = true;
+			break;
+		case OPT_DISABLE:
+			o.disable = true;
+			break;
+		case 'h':
+			usage_text(stdout);
+			exit(0);
+		case 'V':
+			printf("allocinfo %s\n", PACKAGE_VERSION);
+			exit(0);
+		case ':':
+			usage_error(std::string("option '") + argv[optind - 1] + "' needs a value");
+		default: {
+			std::string arg = argv[optind - 1];
+			if (optopt >= 256) {	/* a long option without a value, given one */
+				usage_error("option '" + arg.substr(0, arg.find('=')) +
+					    "' takes no value");
+			}
+			if (optopt)
+				usage_error(std::string("unknown option '-") + (char)optopt + "'");
+			usage_error("unknown option '" + arg + "'");
+		}
+		}
+	}
+	if (optind < argc)
+		usage_error(std::string("unexpected argument '") + argv[optind] + "'");
+
+	/* Options that do not go together. */
+	bool reporting = o.outputs || o.human || o.sort_given || top_given || o.watch > 0;
+	if (o.outputs > 1)
+		usage_error("choose one of --json, --prometheus, --pprof, --save, --diff");
+	if (o.enable && o.disable)
+		usage_error("--enable and --disable exclude each other");
+	if (o.enable || o.disable) {
+		if (!pid_given)
+			usage_error(std::string(o.enable ? "--enable" : "--disable") +
+				    " needs -p PID");
+		if (reporting || o.gc)
+			usage_error(std::string(o.enable ? "--enable" : "--disable") +
+				    " takes no other option than -p");
+	}
+	if (o.gc && (reporting || pid_given))
+		usage_error("--gc takes no other option");
+	if (o.human && o.out != output::text && o.out != output::diff)
+		usage_error("--human applies to the text report and --diff only");
+	if (o.out == output::save && (o.sort_given || top_given))
+		usage_error("--save keeps every site: --sort and --top do not apply");
+	if (o.watch > 0 && (o.out == output::pprof || o.out == output::save))
+		usage_error("--watch does not repeat --pprof or --save");
+	if (o.count && o.watch <= 0)
+		usage_error("--count needs --watch");
+	if (o.out == output::diff && !o.sort_given)
+		o.sort = sort_key::bytes;	/* the largest growth first */
+	return o;
+}
+
+bool write_all(int fd, const std::string &s)
+{
+	size_t done = 0;
+	while (done < s.size()) {
+		ssize_t n = write(fd, s.data() + done, s.size() - done);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return false;
+		}
+		done += (size_t)n;
+	}
+	return true;
+}
+
+bool write_file(const std::string &path, const std::string &data)
+{
+	if (path == "-") {
+		if (write_all(STDOUT_FILENO, data))
+			return true;
+		fprintf(stderr, "%s: standard output: %s\n", PROG, strerror(errno));
+		return false;
+	}
+	int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "%s: %s: %s\n", PROG, path.c_str(), strerror(errno));
+		return false;
+	}
+	bool ok = write_all(fd, data);
+	int e = errno;
+	if (close(fd) != 0 && ok) {
+		ok = false;
+		e = errno;
+	}
+	if (!ok)
+		fprintf(stderr, "%s: %s: %s\n", PROG, path.c_str(), strerror(e));
+	return ok;
+}
+
+bool read_file(const std::string &path, std::string &data)
+{
+	int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "%s: %s: %s\n", PROG, path.c_str(), strerror(errno));
+		return false;
+	}
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			fprintf(stderr, "%s: %s: %s\n", PROG, path.c_str(), strerror(errno));
+			close(fd);
+			return false;
+		}
+		if (n == 0)
+			break;
+		data.append(buf, (size_t)n);
+	}
+	close(fd);
+	return true;
+}
+
+/* Every row of the processes in scope, one per (process, site), with comm. False
+ * when -p names a process without a readable store. */
+bool collect(const options &o, symbolizer &sym, std::vector<site_row> &rows)
+{
+	std::vector<store_entry> entries;
+	if (o.pid) {
+		store_entry e;
+		std::string why;
+		if (!read_pid_store(o.pid, e, why)) {
+			fprintf(stderr, "%s: %s\n", PROG, why.c_str());
+			return false;
+		}
+		entries.push_back(std::move(e));
+	} else {
+		scan_result res;
+		scan_stores(res, false);
+		for (const std::string &p : res.problems)
+			fprintf(stderr, "%s: %s\n", PROG, p.c_str());
+		entries = std::move(res.live);
+	}
+	for (const store_entry &e : entries) {
+		size_t first = rows.size();
+		snapshot_rows(e.snap, &sym, rows);
+		for (size_t i = first; i < rows.size(); i++)
+			rows[i].comm = e.comm;
+	}
+	return true;
+}
+
+void keep_top(std::vector<site_row> &rows, size_t top)
+{
+	if (top && rows.size() > top)
+		rows.resize(top);
+}
+
+int64_t now_nanos()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* One report of the requested kind into `out` (or into its file). Returns the
+ * exit status. */
+int report_once(const options &o, symbolizer &sym, const snapshot_file *base, std::string &out)
+{
+	std::vector<site_row> rows;
+	if (!collect(o, sym, rows))
+		return 1;
+	/* Rows of several processes are summed except in Prometheus series, which keep
+	 * their process (pid and comm labels). */
+	bool keep_pid = o.out == output::prometheus || o.pid != 0;
+	std::vector<site_row> merged = merge_rows(rows, keep_pid);
+
+	switch (o.out) {
+	case output::text:
+		sort_rows(merged, o.sort);
+		keep_top(merged, o.top);
+		render_text(out, merged, o.human);
+		return 0;
+	case output::json:
+		sort_rows(merged, o.sort);
+		keep_top(merged, o.top);
+		render_json(out, merged);
+		return 0;
+	case output::prometheus:
+		sort_rows(merged, o.sort);
+		keep_top(merged, o.top);
+		render_prometheus(out, merged);
+		return 0;
+	case output::pprof: {
+		sort_rows(merged, o.sort);
+		keep_top(merged, o.top);
+		std::string pb;
+		if (!render_pprof(pb, merged, now_nanos())) {
+			fprintf(stderr, "%s: cannot compress the profile\n", PROG);
+			return 1;
+		}
+		return write_file(o.file, pb) ? 0 : 1;
+	}
+	case output::save: {
+		snapshot_file s;
+		s.pid = o.pid;
+		s.time = (int64_t)time(nullptr);
+		s.rows = merge_rows(rows, false);
+		return write_file(o.file, format_snapshot(s)) ? 0 : 1;
+	}
+	case output::diff: {
+		std::vector<site_row> d = diff_rows(base->rows, merge_rows(rows, false), o.sort);
+		keep_top(d, o.top);
+		render_diff(out, d, o.human);
+		return 0;
+	}
+	}
+	return 1;
+}
+
+/* Sleeps `seconds` unless a signal asks to stop; false when it did. */
+bool pause_for(double seconds)
+{
+	struct timespec ts;
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+	while (!g_stop && nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+	return !g_stop;
+}
+
+int run_report(const options &o)
+{
+	symbolizer sym;
+	snapshot_file base;
+	if (o.out == output::diff) {
+		std::string text, why;
+		if (!read_file(o.file, text))
+			return 1;
+		if (!parse_snapshot(text, base, why)) {
+			fprintf(stderr, "%s: %s: %s\n", PROG, o.file.c_str(), why.c_str());
+			return 1;
+		}
+		if (base.pid != o.pid)
+			fprintf(stderr, "%s: note: %s was saved for %s, compared with %s\n", PROG,
+				o.file.c_str(),
+				base.pid ? ("process " + std::to_string(base.pid)).c_str() :
+					   "all processes",
+				o.pid ? ("process " + std::to_string(o.pid)).c_str() :
+					"all processes");
+	}
+	if (o.watch <= 0) {
+		std::string out;
+		int rc = report_once(o, sym, &base, out);
+		if (rc == 0 && !out.empty() && !write_all(STDOUT_FILENO, out)) {
+			fprintf(stderr, "%s: standard output: %s\n", PROG, strerror(errno));
+			return 1;
+		}
+		return rc;
+	}
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, nullptr);	/* no SA_RESTART: the sleep ends at once */
+	sigaction(SIGTERM, &sa, nullptr);
+	bool tty = isatty(STDOUT_FILENO);
+	for (long n = 1; !g_stop; n++) {
+		std::string out;
+		if (tty)
+			out = "\033[H\033[2J";	/* home, clear screen */
+		int rc = report_once(o, sym, &base, out);
+		if (rc != 0)
+			return rc;
+		if (!write_all(STDOUT_FILENO, out)) {
+			fprintf(stderr, "%s: standard output: %s\n", PROG, strerror(errno));
+			return 1;
+		}
+		if (o.count && n >= o.count)
+			break;
+		if (!pause_for(o.watch))
+			break;
+	}
+	return 0;
+}
+
+int run_gc()
+{
+	scan_result res;
+	scan_stores(res, true);
+#ifdef HAVE_BPF_READER
+	remove_stale_bpf_pins(res.stale, res.problems);	/* and the pins of those processes */
+#endif
+	for (const std::string &p : res.problems)
+		fprintf(stderr, "%s: %s\n", PROG, p.c_str());
+	std::string out;
+	for (const std::string &p : res.stale)
+		out += "removed " + p + "\n";
+	if (!write_all(STDOUT_FILENO, out)) {
+		fprintf(stderr, "%s: standard output: %s\n", PROG, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+int run_switch(const options &o)
+{
+	std::string why;
+	if (!set_store_enabled(o.pid, o.enable, why)) {
+		fprintf(stderr, "%s: %s\n", PROG, why.c_str());
+		return 1;
+	}
+	return 0;
+}
+
+} /* namespace */
+
+int main(int argc, char **argv)
+{
+	options o = parse_options(argc, argv);
+#ifdef HAVE_BPF_READER
+	set_store_source_factory(open_bpf_store_source);
+#endif
+	if (o.gc)
+		return run_gc();
+	if (o.enable || o.disable)
+		return run_switch(o);
+	return run_report(o);
+}
