@@ -90,3 +90,11 @@ tests_unit_test_process_LDADD = $(UNIT_LDADD) -lpthread
 tests_unit_test_process_LDFLAGS = $(TEST_LDFLAGS)
 TESTS += tests/unit/test_dlopen tests/unit/test_process
 endif
+
+if ENABLE_UNIT
+check_PROGRAMS += tests/unit/test_procfs
+tests_unit_test_procfs_SOURCES = tests/unit/test_procfs.cpp
+tests_unit_test_procfs_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_procfs_LDADD = lib/libprocfs.la $(CMOCKA_LIBS)
+TESTS += tests/unit/test_procfs
+endif

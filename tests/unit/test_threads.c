@@ -68,7 +68,8 @@ static uint64_t next_random(uint64_t *s)
 static void *worker(void *arg)
 {
 	uint64_t seed = 0x9e3779b97f4a7c15ull * ((uintptr_t)arg + 1);
-	for (int i = 0; i < OPS_PER_THREAD; i++) {
+	int ops = getenv("ALLOCINFO_TORTURE") ? 50 * OPS_PER_THREAD : OPS_PER_THREAD;
+	for (int i = 0; i < ops; i++) {
 		uint64_t r = next_random(&seed);
 		size_t slot = r % POOL;
 		pthread_mutex_t *lk = &pool_lock[slot % 64];
