@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The C API: this process's report, and the run-time switch. */
 #include <errno.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <string>
@@ -19,6 +20,13 @@ namespace {
 
 /* Kept for the life of the process: opening debug info is the slow part of a report. */
 symbolizer *g_symbolizer;
+
+/* Another thread may have been inside the symbolizer (holding its mutex) when the
+ * process forked: the child starts a fresh one and leaves the old one alone. */
+void forget_symbolizer_in_child()
+{
+	g_symbolizer = nullptr;
+}
 
 ssize_t write_all(int fd, const std::string &s)
 {
@@ -53,8 +61,13 @@ extern "C" EXPORT ssize_t allocinfo_print(int fd)
 			return -1;
 		}
 		registry_lock();
-		if (!g_symbolizer)
+		if (!g_symbolizer) {
+			static bool atfork_done;
+			if (!atfork_done)
+				atfork_done = pthread_atfork(nullptr, nullptr,
+							     forget_symbolizer_in_child) == 0;
 			g_symbolizer = new symbolizer();
+		}
 		registry_unlock();
 		snapshot_rows(snap, g_symbolizer, rows);
 	}
