@@ -21,11 +21,18 @@ namespace {
 /* Kept for the life of the process: opening debug info is the slow part of a report. */
 symbolizer *g_symbolizer;
 
-/* Another thread may have been inside the symbolizer (holding its mutex) when the
- * process forked: the child starts a fresh one and leaves the old one alone. */
-void forget_symbolizer_in_child()
+/* The symbolizer's lock is held across fork, so that a child never inherits it held
+ * by a thread that does not exist there. */
+void symbolizer_fork_prepare()
 {
-	g_symbolizer = nullptr;
+	if (g_symbolizer)
+		g_symbolizer->fork_prepare();
+}
+
+void symbolizer_fork_done()
+{
+	if (g_symbolizer)
+		g_symbolizer->fork_done();
 }
 
 ssize_t write_all(int fd, const std::string &s)
@@ -64,8 +71,9 @@ extern "C" EXPORT ssize_t allocinfo_print(int fd)
 		if (!g_symbolizer) {
 			static bool atfork_done;
 			if (!atfork_done)
-				atfork_done = pthread_atfork(nullptr, nullptr,
-							     forget_symbolizer_in_child) == 0;
+				atfork_done = pthread_atfork(symbolizer_fork_prepare,
+							     symbolizer_fork_done,
+							     symbolizer_fork_done) == 0;
 			g_symbolizer = new symbolizer();
 		}
 		registry_unlock();

@@ -63,6 +63,11 @@ public:
 	/* Drops every cached result and closes every open file. */
 	void clear();
 
+	/* Around fork(): hold the lock across it, so the child finds it free and the
+	 * cache consistent (call fork_prepare before, fork_done after, in both). */
+	void fork_prepare();
+	void fork_done();
+
 private:
 	struct state;
 	std::unique_ptr<state> st_;
