@@ -80,6 +80,15 @@ std::string one_token(const std::string &s, const char *fallback)
 	return r;
 }
 
+/* Counter sums of a hostile store must not overflow (undefined behaviour). */
+int64_t saturating_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 } /* namespace */
 
 bool read_store(const store_source &src, store_snapshot &out, std::string &why)
