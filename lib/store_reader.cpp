@@ -154,8 +154,8 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why)
 			return false;
 		}
 		for (uint32_t i = 0; i < nr; i++) {
-			sums[i].bytes += cpu[i].bytes;
-			sums[i].calls += cpu[i].calls;
+			sums[i].bytes = saturating_add(sums[i].bytes, cpu[i].bytes);
+			sums[i].calls = saturating_add(sums[i].calls, cpu[i].calls);
 		}
 	}
 
