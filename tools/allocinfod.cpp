@@ -27,7 +27,11 @@
 #include "allocinfod_log.h"
 #include "allocinfod_metrics.h"
 #include "allocinfod_report.h"
+/* Stores kept in BPF maps: their reader is in libreader whenever its header is. */
+#if __has_include("store_bpf_reader.h")
 #include "store_bpf_reader.h"
+#define HAVE_BPF_READER 1
+#endif
 #include "store_scan.h"
 
 using namespace allocinfod;
@@ -290,8 +294,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+#ifdef HAVE_BPF_READER
 	/* Stores whose counters live in BPF maps are read through their pins. */
 	allocinfo::set_store_source_factory(allocinfo::open_bpf_store_source);
+#endif
 	reports src;
 	fs_options fo;
 	fo.mode = o.mode;

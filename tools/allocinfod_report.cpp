@@ -9,7 +9,11 @@
 #include <unordered_map>
 
 #include "allocinfod_log.h"
+/* Stores kept in BPF maps: their reader is in libreader whenever its header is. */
+#if __has_include("store_bpf_reader.h")
 #include "store_bpf_reader.h"
+#define HAVE_BPF_READER 1
+#endif
 
 using allocinfo::scan_result;
 using allocinfo::site_row;
@@ -128,9 +132,11 @@ void reports::scan(scan_result &res)
 	/* BPF stores leave pinned maps behind too (contract 1.5). The pins are the
 	 * machine's, not the store directory's: only the daemon of the default
 	 * directory collects them, not one serving a private directory (a test's). */
+#ifdef HAVE_BPF_READER
 	std::vector<std::string> pins;
 	if (strcmp(allocinfo::scan_store_dir(), DEFAULT_STORE_DIR) == 0)
 		allocinfo::remove_stale_bpf_pins(pins, res.problems);
+#endif
 
 	/* A bad store is logged once, not on every read, until it goes away. */
 	std::set<std::string> now_bad(res.problems.begin(), res.problems.end());
