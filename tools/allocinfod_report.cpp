@@ -132,8 +132,8 @@ void reports::scan(scan_result &res)
 	/* BPF stores leave pinned maps behind too (contract 1.5). The pins are the
 	 * machine's, not the store directory's: only the daemon of the default
 	 * directory collects them, not one serving a private directory (a test's). */
-#ifdef HAVE_BPF_READER
 	std::vector<std::string> pins;
+#ifdef HAVE_BPF_READER
 	if (strcmp(allocinfo::scan_store_dir(), DEFAULT_STORE_DIR) == 0)
 		allocinfo::remove_stale_bpf_pins(pins, res.problems);
 #endif
