@@ -47,7 +47,23 @@ run_suite() {
 	fi
 }
 
+# The store parser under libFuzzer for a bounded time, from the seed corpus.
+run_fuzz() {
+	dir=$top/build-test-plain
+	echo "== fuzz: make fuzz FUZZ_TIME=${FUZZ_TIME:-60}"
+	if (cd "$dir" && make fuzz FUZZ_TIME="${FUZZ_TIME:-60}" >"$dir/fuzz.out" 2>&1); then
+		pass=$((pass + 1))
+		echo "PASS: fuzz"
+	else
+		fail=$((fail + 1))
+		status=1
+		echo "FAIL: fuzz"
+		tail -40 "$dir/fuzz.out"
+	fi
+}
+
 run_suite plain
+run_fuzz
 run_suite asan --enable-sanitizer=address --disable-bpf
 run_suite tsan --enable-sanitizer=thread --disable-bpf
 
