@@ -98,3 +98,12 @@ tests_unit_test_procfs_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_procfs_LDADD = lib/libprocfs.la $(CMOCKA_LIBS)
 TESTS += tests/unit/test_procfs
 endif
+
+if ENABLE_UNIT
+check_PROGRAMS += tests/unit/test_callers_bound
+tests_unit_test_callers_bound_SOURCES = tests/unit/test_callers_bound.c
+tests_unit_test_callers_bound_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_callers_bound_LDADD = $(UNIT_LDADD)
+tests_unit_test_callers_bound_LDFLAGS = $(TEST_LDFLAGS)
+TESTS += tests/unit/test_callers_bound
+endif

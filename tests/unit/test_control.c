@@ -7,6 +7,7 @@
  */
 #include <allocinfo.h>
 
+#include <errno.h>
 #include <setjmp.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -74,6 +75,30 @@ static int child_plain(void)
 	struct site_counts c = site_lookup(__FILE__, l, "child_plain");
 	free(p);
 	return c.bytes == 77 && c.calls == 1 ? 0 : 31;
+}
+
+static int child_debug(void)
+{
+	/* started with ALLOCINFO_DEBUG=1: bad frees are named, and nothing else changes */
+	int l = HERE_NEXT;
+	char *p = malloc(64);
+	static char not_heap[64] __attribute__((aligned(16)));
+	memset(p, 0, 64);
+	fprintf(stderr, "%p %p\n", (void *)(p + 32), (void *)(not_heap + 16));
+	free(p + 32);		/* inside a block */
+	free(not_heap + 16);	/* never allocated */
+	struct site_counts c = site_lookup(__FILE__, l, "child_debug");
+	if (c.bytes != 64 || c.calls != 1)
+		return 40;
+	free(p);
+	free(p);		/* twice */
+	c = site_lookup(__FILE__, l, "child_debug");
+	if (c.bytes != 0 || c.calls != 0)
+		return 41;
+	void *q = realloc(not_heap + 16, 10);	/* refused: NULL, EINVAL */
+	if (q || errno != EINVAL)
+		return 42;
+	return 0;
 }
 
 /* ---- the parent ---------------------------------------------------------------- */
@@ -159,6 +184,30 @@ static void test_malformed_values(void **state)
 				 "using 1\n");
 }
 
+static void test_debug_names_bad_pointers(void **state)
+{
+	char err[4096], expected[4096];
+	const char *san = getenv("ALLOCINFO_SANITIZER");
+	if (san && strcmp(san, "no"))
+		skip();	/* the sanitizer reports bad frees itself, and stops */
+	const char *env[] = { "ALLOCINFO_DEBUG=1", NULL };
+	assert_int_equal(run_child("debug", env, err, sizeof(err)), 0);
+	void *inside, *outside;
+	assert_int_equal(sscanf(err, "%p %p", &inside, &outside), 2);
+	snprintf(expected, sizeof(expected),
+		 "%p %p\n"
+		 "allocinfo: free(%p): no allocinfo record: never allocated here, or already "
+		 "freed; leaving it alone\n"
+		 "allocinfo: free(%p): no allocinfo record: never allocated here, or already "
+		 "freed; leaving it alone\n"
+		 "allocinfo: free(%p): no allocinfo record: never allocated here, or already "
+		 "freed; leaving it alone\n"
+		 "allocinfo: realloc(%p): no allocinfo record: never allocated here, or already "
+		 "freed; leaving it alone\n",
+		 inside, outside, inside, outside, (char *)inside - 32, outside);
+	assert_string_equal(err, expected);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "off") == 0)
@@ -167,10 +216,13 @@ int main(int argc, char **argv)
 		return child_never();
 	if (argc == 2 && strcmp(argv[1], "plain") == 0)
 		return child_plain();
+	if (argc == 2 && strcmp(argv[1], "debug") == 0)
+		return child_debug();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_off_until_switched_on),
 		cmocka_unit_test(test_never_refuses),
 		cmocka_unit_test(test_malformed_values),
+		cmocka_unit_test(test_debug_names_bad_pointers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
