@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -78,8 +79,7 @@ int find_object_cb(struct dl_phdr_info *info, size_t, void *data)
 	const char *name = info->dlpi_name;
 	if (!name || !name[0])
 		name = g_exe_path;
-	strncpy(ctx->out->path, name, sizeof(ctx->out->path) - 1);
-	ctx->out->path[sizeof(ctx->out->path) - 1] = '\0';
+	snprintf(ctx->out->path, sizeof(ctx->out->path), "%s", name);
 	ctx->found = true;
 	return 1;
 }
