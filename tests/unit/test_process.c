@@ -27,6 +27,14 @@ static int torture(void)
 	return getenv("ALLOCINFO_TORTURE") != NULL;
 }
 
+/* Sanitizers make forks of a big address space and thread start-up slow: the full
+ * counts run in the plain build, a sample under sanitizers. */
+static int sanitized(void)
+{
+	const char *san = getenv("ALLOCINFO_SANITIZER");
+	return san && strcmp(san, "no") != 0;
+}
+
 /* ---- fork ------------------------------------------------------------------------ */
 
 static volatile int stop_churn;
@@ -85,9 +93,7 @@ static void test_fork_with_threads(void **state)
 	}
 	if (!child_line)
 		skip();	/* the source is not where it was compiled */
-	/* a sanitizer makes every fork of a big address space slow: fewer there */
-	const char *san = getenv("ALLOCINFO_SANITIZER");
-	int forks = torture() ? 20000 : san && strcmp(san, "no") ? 100 : 1000;
+	int forks = torture() ? 20000 : sanitized() ? 30 : 1000;
 	for (int i = 0; i < forks; i++) {
 		struct site_counts before = site_lookup(__FILE__, stable_line, "test_fork_with_threads");
 		assert_int_equal(before.bytes, 4096);
@@ -126,7 +132,7 @@ static void *short_lived(void *arg)
 
 static void test_short_lived_threads(void **state)
 {
-	int total = torture() ? 200000 : 10000;
+	int total = torture() ? 200000 : sanitized() ? 1000 : 10000;
 	void *slots[BATCH];
 	for (int done = 0; done < total; done += BATCH) {
 		pthread_t t[BATCH];
