@@ -16,6 +16,7 @@
 #include "options.h"
 #include "registry.h"
 #include "store.h"
+#include "store_bpf.h"
 
 extern "C" {
 EXPORT __thread struct allocinfo_thread allocinfo__thread
@@ -74,7 +75,7 @@ void start()
 	h->enabled = o.mode == profiling_mode::on;
 	g_fast.nr_cpus = h->nr_cpus;
 	g_fast.counters = g_store.counters;
-	g_fast.cpu_shift = STORE_CPU_SHIFT;
+	g_fast.cpu_shift = g_store.cpu_shift;
 	g_fast.slot_mask = h->tag_capacity - 1;
 	g_fast.enabled = &h->enabled;
 	g_fast.debug = o.debug;
@@ -140,4 +141,5 @@ __attribute__((constructor(101))) static void allocinfo_constructor()
 		return;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(on_exit);
+	store_bpf_ready();
 }

@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "procfs.h"
+#include "store_bpf.h"
 
 namespace allocinfo {
 
@@ -33,28 +34,28 @@ size_t page_round(size_t n)
 	return (n + 4095) & ~(size_t)4095;
 }
 
-void layout(allocinfo_store_header *h, uint32_t nr_cpus)
+void layout(allocinfo_store_header *h, uint32_t nr_cpus, uint32_t capacity)
 {
 	memcpy(h->magic, ALLOCINFO_STORE_MAGIC, sizeof(h->magic));
 	h->version = ALLOCINFO_STORE_VERSION;
 	h->header_size = sizeof(*h);
 	h->nr_cpus = nr_cpus;
-	h->tag_capacity = STORE_TAG_CAPACITY;
+	h->tag_capacity = capacity;
 	h->tags_offset = 4096;
 	h->strings_offset = h->tags_offset +
-			    page_round((size_t)STORE_TAG_CAPACITY * sizeof(allocinfo_store_tag));
+			    page_round((size_t)capacity * sizeof(allocinfo_store_tag));
 	h->strings_capacity = STORE_STRINGS_CAPACITY;
 	h->strings_used = 1;	/* offset 0 means "no string" */
 	h->counters_offset = h->strings_offset + STORE_STRINGS_CAPACITY;
-	h->cpu_stride = (uint64_t)1 << STORE_CPU_SHIFT;
+	h->cpu_stride = (uint64_t)capacity * sizeof(allocinfo_counter);
 	h->total_size = h->counters_offset + (uint64_t)nr_cpus * h->cpu_stride;
 	h->nr_tags = ALLOCINFO_TAG_FIRST;
 }
 
-size_t total_size(uint32_t nr_cpus)
+size_t total_size(uint32_t nr_cpus, uint32_t capacity)
 {
 	allocinfo_store_header h{};
-	layout(&h, nr_cpus);
+	layout(&h, nr_cpus, capacity);
 	return h.total_size;
 }
 
@@ -87,9 +88,20 @@ void attach(char *base, size_t size)
 	g_store.tags = reinterpret_cast<allocinfo_store_tag *>(base + g_store.hdr->tags_offset);
 	g_store.strings = base + g_store.hdr->strings_offset;
 	g_store.counters = base + g_store.hdr->counters_offset;
+	g_store.cpu_shift = (uint32_t)__builtin_ctzll(g_store.hdr->cpu_stride);
 }
 
 } /* namespace */
+
+void store_layout(allocinfo_store_header *h, uint32_t nr_cpus, uint32_t tag_capacity)
+{
+	layout(h, nr_cpus, tag_capacity);
+}
+
+int store_open_shm(pid_t pid, size_t size, char *path, size_t path_len)
+{
+	return open_shm(pid, size, path, path_len);
+}
 
 const char *store_dir()
 {
@@ -102,11 +114,19 @@ bool store_create(store_kind requested)
 	uint32_t nr_cpus = possible_cpus();
 	if (nr_cpus == 0 || nr_cpus > STORE_MAX_CPUS)
 		nr_cpus = nr_cpus ? STORE_MAX_CPUS : 64;
-	size_t size = total_size(nr_cpus);
+	uint32_t capacity = STORE_TAG_CAPACITY;
+	size_t size = 0;
 	pid_t pid = getpid();
 	char *base = nullptr;
 
-	if (requested != store_kind::none) {
+	if (requested == store_kind::automatic || requested == store_kind::bpf)
+		base = store_bpf_create(pid, nr_cpus, requested == store_kind::bpf, &capacity, &size);
+	if (base)
+		g_store.kind = store_kind::bpf;
+	else
+		size = total_size(nr_cpus, capacity);
+
+	if (!base && requested != store_kind::none) {
 		int fd = open_shm(pid, size, g_store.path, sizeof(g_store.path));
 		if (fd >= 0) {
 			void *m = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -136,7 +156,8 @@ bool store_create(store_kind requested)
 	}
 
 	auto *h = reinterpret_cast<allocinfo_store_header *>(base);
-	layout(h, nr_cpus);
+	layout(h, nr_cpus, capacity);
+	h->backend = g_store.kind == store_kind::bpf ? 1 : 0;
 	h->pid = (int32_t)pid;
 	h->start_time = process_start_time(pid);
 	h->state = ALLOCINFO_STATE_LIVE;
@@ -182,6 +203,7 @@ void store_publish_tag(uint32_t slot, uint32_t flags, uint32_t file_off, uint32_
 	if (slot >= h->nr_tags)
 		__atomic_store_n(&h->nr_tags, slot + 1, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&h->generation, 1, __ATOMIC_RELAXED);
+	store_bpf_tag_published(slot);
 }
 
 void store_set_tag_flags(uint32_t slot, uint32_t set, uint32_t clear)
@@ -193,6 +215,7 @@ void store_set_tag_flags(uint32_t slot, uint32_t set, uint32_t clear)
 	t->flags = (t->flags | set) & ~clear;
 	__atomic_store_n(&t->seq, seq + 2, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&g_store.hdr->generation, 1, __ATOMIC_RELAXED);
+	store_bpf_tag_flags(slot);
 }
 
 void store_clear_tag(uint32_t slot)
@@ -203,7 +226,7 @@ void store_clear_tag(uint32_t slot)
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	for (uint32_t cpu = 0; cpu < g_store.hdr->nr_cpus; cpu++) {
 		auto *c = reinterpret_cast<allocinfo_counter *>(
-			g_store.counters + ((uint64_t)cpu << STORE_CPU_SHIFT) + slot * 16ull);
+			g_store.counters + ((uint64_t)cpu << g_store.cpu_shift) + slot * 16ull);
 		__atomic_store_n(&c->bytes, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&c->calls, 0, __ATOMIC_RELAXED);
 	}
@@ -212,6 +235,7 @@ void store_clear_tag(uint32_t slot)
 	t->addr = 0;
 	__atomic_store_n(&t->seq, seq + 2, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&g_store.hdr->generation, 1, __ATOMIC_RELAXED);
+	store_bpf_tag_cleared(slot);
 }
 
 void store_sum(uint32_t slot, int64_t *bytes, int64_t *calls)
@@ -219,7 +243,7 @@ void store_sum(uint32_t slot, int64_t *bytes, int64_t *calls)
 	int64_t b = 0, n = 0;
 	for (uint32_t cpu = 0; cpu < g_store.hdr->nr_cpus; cpu++) {
 		auto *c = reinterpret_cast<allocinfo_counter *>(
-			g_store.counters + ((uint64_t)cpu << STORE_CPU_SHIFT) + slot * 16ull);
+			g_store.counters + ((uint64_t)cpu << g_store.cpu_shift) + slot * 16ull);
 		b += __atomic_load_n(&c->bytes, __ATOMIC_RELAXED);
 		n += __atomic_load_n(&c->calls, __ATOMIC_RELAXED);
 	}
@@ -229,6 +253,13 @@ void store_sum(uint32_t slot, int64_t *bytes, int64_t *calls)
 
 void store_fork_child()
 {
+	if (g_store.kind == store_kind::bpf) {
+		if (store_bpf_fork_child())
+			return;
+		/* No BPF store for the child: an shm store of the same layout. */
+		store_bpf_forget();
+		g_store.kind = store_kind::shm;
+	}
 	if (g_store.kind != store_kind::shm)
 		return;	/* a private anonymous store was copied by fork itself */
 	pid_t pid = getpid();
@@ -264,13 +295,14 @@ void store_fork_child()
 	memcpy(dst + h->tags_offset, g_store.tags, (size_t)nr * sizeof(allocinfo_store_tag));
 	memcpy(dst + h->strings_offset, g_store.strings, h->strings_used);
 	for (uint32_t cpu = 0; cpu < h->nr_cpus; cpu++) {
-		size_t off = h->counters_offset + ((size_t)cpu << STORE_CPU_SHIFT);
+		size_t off = h->counters_offset + (size_t)cpu * h->cpu_stride;
 		memcpy(dst + off, g_store.base + off, (size_t)nr * sizeof(allocinfo_counter));
 	}
 	auto *nh = reinterpret_cast<allocinfo_store_header *>(dst);
 	nh->pid = (int32_t)pid;
 	nh->start_time = process_start_time(pid);
 	nh->state = ALLOCINFO_STATE_LIVE;
+	nh->backend = 0;
 	/* Move the copy onto the old address: the fast path keeps its pointers. */
 	void *moved = mremap(m, g_store.size, g_store.size, MREMAP_MAYMOVE | MREMAP_FIXED,
 			     g_store.base);
@@ -293,6 +325,7 @@ void store_retire()
 	__atomic_store_n(&g_store.hdr->state, ALLOCINFO_STATE_EXITED, __ATOMIC_RELEASE);
 	if (g_store.path[0] && g_store.hdr->pid == (int32_t)getpid())
 		unlink(g_store.path);
+	store_bpf_retire();
 }
 
 } /* namespace allocinfo */

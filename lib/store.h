@@ -21,10 +21,13 @@ struct store {
 	allocinfo_store_tag *tags = nullptr;
 	char *strings = nullptr;
 	char *counters = nullptr;
+	uint32_t cpu_shift = 0;			/* log2 of the header's cpu_stride */
 };
 extern store g_store HIDDEN;
 
-/* Capacities; the regions are reserved up front and cost nothing until touched. */
+/* Capacities of shm stores; the regions are reserved up front and cost nothing until
+ * touched. A BPF store has a smaller tag capacity (store_bpf.cpp): its counters map
+ * is allocated in full. */
 constexpr uint32_t STORE_TAG_CAPACITY = 1u << 16;
 constexpr uint32_t STORE_CPU_SHIFT = 20;		/* 65536 slots x 16 bytes */
 constexpr uint64_t STORE_STRINGS_CAPACITY = 16u << 20;
@@ -32,6 +35,11 @@ constexpr uint32_t STORE_MAX_CPUS = 4096;
 
 /* Where shm stores live: $ALLOCINFO_STORE_DIR, else /dev/shm. */
 const char *store_dir() HIDDEN;
+
+/* The layout of a store with this capacity (store_bpf.cpp sizes its maps by it). */
+void store_layout(allocinfo_store_header *h, uint32_t nr_cpus, uint32_t tag_capacity) HIDDEN;
+/* Creates the store file of pid, `size` bytes, replacing any older one; the fd or -1. */
+int store_open_shm(pid_t pid, size_t size, char *path, size_t path_len) HIDDEN;
 
 /* Creates this process's store (called once, from the first allocation). Falls back
  * from shm to an anonymous mapping; returns false only if no memory could be mapped. */

@@ -187,6 +187,30 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why)
 	return true;
 }
 
+void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r)
+{
+	const char *slash = strrchr(t.module_path.c_str(), '/');
+	r.module = one_token(slash ? slash + 1 : t.module_path, "??");
+	if (t.flags & ALLOCINFO_TAGF_DYNAMIC) {
+		source_location loc;
+		if (sym)
+			sym->lookup(t.module_path, t.addr, true, loc);
+		else {
+			char hex[32];
+			snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)t.addr);
+			loc.file = "??";
+			loc.func = hex;
+		}
+		r.file = one_token(loc.file, "??");
+		r.line = loc.line;
+		r.func = one_token(loc.func, "??");
+	} else {
+		r.file = one_token(t.file, "??");
+		r.line = t.line;
+		r.func = one_token(t.func, "??");
+	}
+}
+
 void snapshot_rows(const store_snapshot &s, symbolizer *sym, std::vector<site_row> &rows)
 {
 	for (const tag_snapshot &t : s.tags) {
@@ -196,26 +220,7 @@ void snapshot_rows(const store_snapshot &s, symbolizer *sym, std::vector<site_ro
 		if ((t.flags & (ALLOCINFO_TAGF_OVERFLOW | ALLOCINFO_TAGF_DYNAMIC)) && zero)
 			continue;	/* only static tags are listed while idle */
 		site_row r;
-		const char *slash = strrchr(t.module_path.c_str(), '/');
-		r.module = one_token(slash ? slash + 1 : t.module_path, "??");
-		if (t.flags & ALLOCINFO_TAGF_DYNAMIC) {
-			source_location loc;
-			if (sym)
-				sym->lookup(t.module_path, t.addr, true, loc);
-			else {
-				char hex[32];
-				snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)t.addr);
-				loc.file = "??";
-				loc.func = hex;
-			}
-			r.file = one_token(loc.file, "??");
-			r.line = loc.line;
-			r.func = one_token(loc.func, "??");
-		} else {
-			r.file = one_token(t.file, "??");
-			r.line = t.line;
-			r.func = one_token(t.func, "??");
-		}
+		name_tag(t, sym, r);
 		r.bytes = t.bytes;
 		r.calls = t.calls;
 		r.unloaded = (t.flags & ALLOCINFO_TAGF_UNLOADED) != 0;

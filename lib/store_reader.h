@@ -79,6 +79,10 @@ constexpr size_t READER_MAX_STRING = 4096;
 /* Reads and validates a store. On failure returns false and says why in one line. */
 bool read_store(const store_source &src, store_snapshot &out, std::string &why);
 
+/* The name of one tag as every report shows it (module, file, line, func; one
+ * word each): what snapshot_rows() puts in a row, and the BPF store in its tags map. */
+void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r);
+
 /* Report rows for a snapshot. Caller tags are named through sym (file:line from
  * debug info) when it is given, else shown as "??:0 ... func:0xADDR". */
 void snapshot_rows(const store_snapshot &s, symbolizer *sym, std::vector<site_row> &rows);
