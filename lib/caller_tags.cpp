@@ -28,6 +28,8 @@ bool caller_tags_init()
 
 uint32_t caller_slot_slow(uintptr_t ra)
 {
+	if (in_fork_window())
+		return overflow_slot();	/* named on a later call */
 	busy_guard guard;
 	object_info oi;
 	if (!module_lookup_rcu(ra, oi) && !describe_object(ra, oi)) {

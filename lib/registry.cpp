@@ -47,6 +47,13 @@ uint32_t g_next_slot = ALLOCINFO_TAG_FIRST;
 uint32_t g_overflow_slot;
 char g_exe_path[PATH_MAX];
 
+/*
+ * Set while fork() holds the registry and liburcu locks. Other atfork handlers may
+ * allocate in the child before ours releases them (ThreadSanitizer's starts a thread):
+ * a slow path that met the window would wait forever, so it charges the overflow tag.
+ */
+bool g_fork_window;
+
 struct find_ctx {
 	uintptr_t addr;
 	object_info *out;
@@ -173,6 +180,11 @@ uint32_t slot_alloc()
 
 uint32_t overflow_slot() { return g_overflow_slot; }
 
+bool in_fork_window()
+{
+	return __atomic_load_n(&g_fork_window, __ATOMIC_ACQUIRE);
+}
+
 void registry_init()
 {
 	ssize_t n = readlink("/proc/self/exe", g_exe_path, sizeof(g_exe_path) - 1);
@@ -189,6 +201,8 @@ void registry_init()
 
 uint32_t register_tag(const alloc_tag *ct)
 {
+	if (in_fork_window())
+		return g_overflow_slot;	/* registered on a later call */
 	auto *t = const_cast<alloc_tag *>(ct);
 	busy_guard guard;
 	object_info oi;
@@ -275,10 +289,12 @@ void registry_fork_prepare()
 	registry_lock();
 	urcu_bp_call_rcu_before_fork();
 	urcu_bp_before_fork();
+	__atomic_store_n(&g_fork_window, true, __ATOMIC_RELEASE);
 }
 
 void registry_fork_parent()
 {
+	__atomic_store_n(&g_fork_window, false, __ATOMIC_RELEASE);
 	urcu_bp_after_fork_parent();
 	urcu_bp_call_rcu_after_fork_parent();
 	registry_unlock();
@@ -286,6 +302,7 @@ void registry_fork_parent()
 
 void registry_fork_child()
 {
+	__atomic_store_n(&g_fork_window, false, __ATOMIC_RELEASE);
 	urcu_bp_after_fork_child();
 	urcu_bp_call_rcu_after_fork_child();
 	registry_unlock();

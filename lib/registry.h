@@ -50,6 +50,9 @@ uint32_t slot_alloc() HIDDEN;
 /* The slot charged when the store or the caller table is full. */
 uint32_t overflow_slot() HIDDEN;
 
+/* True while fork() holds the registry's locks: slow paths must not wait then. */
+bool in_fork_window() HIDDEN;
+
 /* After dlclose: objects that are gone get their tags marked unloaded. */
 void scan_unloaded() HIDDEN;
 /* Frees the slots of unloaded tags whose counters came back to zero. */
