@@ -475,6 +475,11 @@ int run_report(const options &o)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, nullptr);	/* no SA_RESTART: the sleep ends at once */
 	sigaction(SIGTERM, &sa, nullptr);
+	sigset_t stop_signals;	/* whatever mask the parent left us */
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	sigprocmask(SIG_UNBLOCK, &stop_signals, nullptr);
 	bool tty = isatty(STDOUT_FILENO);
 	for (long n = 1; !g_stop; n++) {
 		std::string out;
