@@ -428,14 +428,23 @@ int report_once(const options &o, symbolizer &sym, const snapshot_file *base, st
 	return 1;
 }
 
-/* Sleeps `seconds` unless a signal asks to stop; false when it did. */
+/* SIGINT and SIGTERM, blocked while --watch runs and taken by pause_for(): a signal
+ * that arrives while a report is rendered waits for the pause instead of racing it. */
+sigset_t g_stop_signals;
+
+/* Sleeps `seconds` unless a stop signal comes; false when one did. */
 bool pause_for(double seconds)
 {
 	struct timespec ts;
 	ts.tv_sec = (time_t)seconds;
 	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-	while (!g_stop && nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	for (;;) {
+		int sig = sigtimedwait(&g_stop_signals, nullptr, &ts);
+		if (sig == SIGINT || sig == SIGTERM)
+			g_stop = 1;
+		if (sig >= 0 || errno != EINTR)
+			break;
+	}
 	return !g_stop;
 }
 
@@ -471,15 +480,14 @@ int run_report(const options &o)
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
+	sa.sa_handler = on_signal;	/* a disposition other than "ignore" */
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, nullptr);	/* no SA_RESTART: the sleep ends at once */
+	sigaction(SIGINT, &sa, nullptr);
 	sigaction(SIGTERM, &sa, nullptr);
-	sigset_t stop_signals;	/* whatever mask the parent left us */
-	sigemptyset(&stop_signals);
-	sigaddset(&stop_signals, SIGINT);
-	sigaddset(&stop_signals, SIGTERM);
-	sigprocmask(SIG_UNBLOCK, &stop_signals, nullptr);
+	sigemptyset(&g_stop_signals);
+	sigaddset(&g_stop_signals, SIGINT);
+	sigaddset(&g_stop_signals, SIGTERM);
+	sigprocmask(SIG_BLOCK, &g_stop_signals, nullptr);
 	bool tty = isatty(STDOUT_FILENO);
 	for (long n = 1; !g_stop; n++) {
 		std::string out;
