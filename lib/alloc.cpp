@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The less frequent allocation paths: aligned blocks, realloc, checks, start-up. */
+/* The less frequent allocation paths: start-up and the switch, aligned blocks,
+ * realloc, blocks without a plain record, checks. */
 #include "alloc.h"
 
 #include <string.h>
@@ -9,26 +10,54 @@ namespace allocinfo {
 
 alloc_tag g_discard_tag = { "", "", 0, 0, ALLOCINFO_TAG_DISCARD, 0 };
 
-settle settle_state()
+slow_plan slow_mode()
 {
 	ensure_init();
 	switch (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE)) {
 	case STATE_RUNNING:
-		return settle::run;
-	case STATE_STARTING:
+		break;
+	case STATE_STARTING:	/* the initialising thread, allocating */
 	case STATE_UNINIT:	/* a sanitizer build before constructors: the bootstrap arena */
-		return settle::discard;	/* the initialising thread, allocating */
+		return { how::discard, RECORD_F_UNCOUNTED };
 	default:
-		return settle::plain;
+		return { how::never, 0 };
 	}
+	uint32_t debug = g_fast.debug ? RECORD_F_DEBUG : 0;
+	if (__atomic_load_n(g_fast.enabled, __ATOMIC_RELAXED))
+		return { how::counted, debug };
+	if (debug || RECORD_ALWAYS)
+		return { how::discard, debug | RECORD_F_UNCOUNTED };
+	return { how::off, 0 };
 }
 
-void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve)
+void *allocated_fallback(alloc_record *rec, uint32_t slot, size_t size, uint32_t flags)
+{
+	counter_add_atomic(slot, (int64_t)size, 1);
+	rec->size = size;
+	rec->tag = slot;
+	rec->meta = RECORD_MAGIC | flags;
+	return rec + 1;
+}
+
+void release_fallback(alloc_record *rec, uint32_t slot, size_t size)
+{
+	counter_add_atomic(slot, -(int64_t)size, -1);
+	backend::free(rec);
+}
+
+void *allocate_planned(slow_plan plan, size_t n, bool zero)
+{
+	if (plan.mode == how::discard)
+		return allocate(ALLOCINFO_TAG_DISCARD, n, zero, plan.flags);
+	return zero ? backend::calloc(1, n) : backend::malloc(n);
+}
+
+void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve, uint32_t flags)
 {
 	if (reserve < size)
 		reserve = size;
 	if (align <= sizeof(alloc_record) && reserve == size)
-		return allocate(slot, size, false);
+		return allocate(slot, size, false, flags);
 	if (align & (align - 1))	/* as glibc's memalign: round up to a power of two */
 		align = (size_t)1 << (64 - __builtin_clzl(align));
 	size_t total;
@@ -41,7 +70,8 @@ void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve)
 	if (!base)
 		return nullptr;
 	uint32_t shift = (uint32_t)__builtin_ctzl(align);
-	return finish(base, reinterpret_cast<alloc_record *>(base + align) - 1, slot, size, shift);
+	return finish(reinterpret_cast<alloc_record *>(base + align) - 1, slot, size,
+		      RECORD_MAGIC | shift << 8 | flags);
 }
 
 bool check_pointer(void *p, const char *what)
@@ -60,26 +90,67 @@ bool check_pointer(void *p, const char *what)
 	return false;
 }
 
-void *reallocate(uint32_t slot, void *p, size_t size)
+void release_plain(void *p)
 {
-	if (unlikely(g_fast.debug) && !check_pointer(p, "realloc")) {
+	/* Made while counting was off, or (sanitizer builds) by the sanitizer itself.
+	 * Otherwise, under debug, every block has a record. */
+	if (!RECORD_ALWAYS && unlikely(g_fast.debug) && !check_pointer(p, "free"))
+		return;
+	backend::free(p);
+}
+
+void release_slow(void *p)
+{
+	alloc_record *rec = record_of(p);
+	uint32_t meta = rec->meta;
+	if ((meta & RECORD_MAGIC_MASK) != RECORD_MAGIC) {
+		release_plain(p);
+		return;
+	}
+	if ((meta & RECORD_F_DEBUG) && !check_pointer(p, "free"))
+		return;
+	if (!(meta & RECORD_F_UNCOUNTED))
+		counter_sub(rec->tag & g_fast.slot_mask, (int64_t)rec->size, 1);
+	void *base = rec;
+	if (meta & RECORD_SHIFT_MASK)
+		base = static_cast<char *>(p) - ((size_t)1 << ((meta & RECORD_SHIFT_MASK) >> 8));
+	if (meta & RECORD_F_DEBUG)
+		rec->meta = 0;	/* a second free of p is then caught */
+	backend::free(base);
+}
+
+/* Moves p (with or without a record) into a new block by hand. */
+static void *move_block(uint32_t slot, void *p, size_t old_size, size_t size, uint32_t flags)
+{
+	void *q = allocate(slot, size, false, flags);
+	if (!q)
+		return nullptr;
+	memcpy(q, p, old_size < size ? old_size : size);
+	release(p);
+	return q;
+}
+
+void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
+{
+	if (!has_record(p)) {
+		if (!RECORD_ALWAYS && unlikely(g_fast.debug) && !check_pointer(p, "realloc")) {
+			errno = EINVAL;
+			return nullptr;
+		}
+		/* Made while counting was off (or by a sanitizer): it gets a record now. */
+		return move_block(slot, p, backend::usable_size(p), size, flags);
+	}
+	alloc_record *rec = record_of(p);
+	uint32_t meta = rec->meta;
+	if ((meta & RECORD_F_DEBUG) && !check_pointer(p, "realloc")) {
 		errno = EINVAL;
 		return nullptr;
 	}
-	if (foreign(p))
-		return backend::realloc(p, size);	/* stays the sanitizer's, uncounted */
-	alloc_record *rec = record_of(p);
-	uint32_t old_slot = rec->tag;
+	uint32_t old_slot = rec->tag & g_fast.slot_mask;
 	size_t old_size = rec->size;
-	if ((rec->meta & RECORD_SHIFT_MASK) || backend::owns_bootstrap(rec)) {
-		/* glibc's realloc would not keep the alignment: move it by hand. */
-		void *q = allocate(slot, size, false);
-		if (!q)
-			return nullptr;
-		memcpy(q, p, old_size < size ? old_size : size);
-		release(p);
-		return q;
-	}
+	if ((meta & RECORD_SHIFT_MASK) || backend::owns_bootstrap(rec))
+		/* glibc's realloc would not keep the alignment. */
+		return move_block(slot, p, old_size, size, flags);
 	size_t total;
 	if (__builtin_add_overflow(size, sizeof(alloc_record), &total)) {
 		errno = ENOMEM;
@@ -90,19 +161,29 @@ void *reallocate(uint32_t slot, void *p, size_t size)
 		return nullptr;	/* the old block is untouched, and so are its counts */
 	nrec->size = size;
 	nrec->tag = slot;
-	if (old_slot == slot) {
-		count(slot, (int64_t)size - (int64_t)old_size, 0);
+	nrec->meta = RECORD_MAGIC | flags;
+	bool was_counted = !(meta & RECORD_F_UNCOUNTED), counted = !(flags & RECORD_F_UNCOUNTED);
+	if (was_counted && counted && old_slot == slot) {
+		counter_add(slot, (int64_t)size - (int64_t)old_size, 0);
 	} else {
-		count_recorded(old_slot, -(int64_t)old_size, -1);
-		count(slot, (int64_t)size, 1);
+		if (was_counted)
+			counter_sub(old_slot, (int64_t)old_size, 1);
+		if (counted)
+			counter_add(slot, (int64_t)size, 1);
 	}
 	return nrec + 1;
 }
 
+void *reallocate_off(void *p, size_t size)
+{
+	if (!has_record(p))
+		return backend::realloc(p, size);
+	/* Counted when made: uncounted now, and kept in a record charged to nothing. */
+	return reallocate(ALLOCINFO_TAG_DISCARD, p, size, RECORD_F_UNCOUNTED);
+}
+
 size_t usable_size(void *p)
 {
-	if (foreign(p))
-		return backend::usable_size(p);
 	alloc_record *rec = record_of(p);
 	uint32_t meta = rec->meta;
 	if (meta & RECORD_SHIFT_MASK) {

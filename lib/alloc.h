@@ -3,6 +3,10 @@
  * The allocation fast path: choose the tag, allocate with a record in front, count.
  * Inlined into every exported entry point (override.cpp), so a tagged malloc is one
  * call from the program into the library and one from the library into glibc.
+ *
+ * Everything that is not "running, counting, not debugging" (start-up, ALLOCINFO=0 or
+ * never, ALLOCINFO_DEBUG, aligned blocks, blocks without a record) leaves the fast
+ * path through one branch into out-of-line code (slow_mode(), release_slow()).
  */
 #ifndef ALLOCINFO_ALLOC_H
 #define ALLOCINFO_ALLOC_H
@@ -15,21 +19,41 @@
 #include "percpu.h"
 #include "registry.h"
 
+#ifndef ALLOCINFO_BACKEND_NEXT
+/* Calls into glibc go through the GOT directly, without the PLT's extra jump. */
+extern "C" {
+void *__libc_malloc(size_t) __attribute__((noplt));
+void *__libc_calloc(size_t, size_t) __attribute__((noplt));
+void *__libc_realloc(void *, size_t) __attribute__((noplt));
+void __libc_free(void *) __attribute__((noplt));
+void *__libc_memalign(size_t, size_t) __attribute__((noplt));
+}
+#endif
+
 namespace allocinfo {
 
-/* What an entry point does when the process is not (yet) running normally. */
-enum class settle { run, plain, discard };
-settle settle_state() HIDDEN;
-
-static inline bool running()
+/* The fast path may be taken (see fast_state::go). */
+static inline bool fast_go()
 {
-	return likely(__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) == STATE_RUNNING);
+	const uint32_t *go = __atomic_load_n(&g_fast.go, __ATOMIC_ACQUIRE);
+	return likely(__atomic_load_n(go, __ATOMIC_RELAXED) != 0);
 }
 
-static inline bool counting()
-{
-	return likely(__atomic_load_n(g_fast.enabled, __ATOMIC_RELAXED) != 0);
-}
+/* How an allocation that missed the fast path is made. */
+enum class how {
+	never,		/* the process never counts: the backend alone, no record anywhere */
+	off,		/* counting is off: no record (a block may still have one) */
+	discard,	/* a record charged to nothing (start-up, off under debug or a
+			 * sanitizer, which need every block to carry a record) */
+	counted,	/* counting, with a record (marked RECORD_F_DEBUG under debug) */
+};
+struct slow_plan {
+	how mode;
+	uint32_t flags;		/* RECORD_F_* for the record */
+};
+/* Settles the process state (start-up happens in the first call) and says how to
+ * allocate now. */
+slow_plan slow_mode() HIDDEN;
 
 /* The slot of a static tag, registering it on first use. */
 static inline uint32_t slot_of(const alloc_tag *t)
@@ -43,8 +67,6 @@ static inline uint32_t slot_of(const alloc_tag *t)
 /* A call site that carries its own tag: a scope (or the guard) overrides it. */
 static inline uint32_t slot_for_site(const alloc_tag *site)
 {
-	if (unlikely(!counting()))
-		return ALLOCINFO_TAG_DISCARD;
 	const alloc_tag *o = allocinfo__thread.override;
 	return slot_of(o ? o : site);
 }
@@ -52,95 +74,101 @@ static inline uint32_t slot_for_site(const alloc_tag *site)
 /* A call with no tag of its own: scope, then alloc_hooks(), then the caller. */
 static inline uint32_t slot_for_caller(uintptr_t ra)
 {
-	if (unlikely(!counting()))
-		return ALLOCINFO_TAG_DISCARD;
 	const alloc_tag *t = allocinfo__thread.override;
 	if (!t)
 		t = allocinfo__thread.current;
 	return t ? slot_of(t) : caller_slot(ra);
 }
 
-static inline void count(uint32_t slot, int64_t bytes, int64_t calls)
+/*
+ * Writes the record and counts. A record without flags is counted even in the
+ * discard slot (a real counter no reader shows: cheaper than a branch); one marked
+ * RECORD_F_UNCOUNTED is not, as the counters may not exist yet.
+ */
+static inline void *finish(alloc_record *rec, uint32_t slot, size_t size, uint32_t meta)
 {
-	if (likely(slot != ALLOCINFO_TAG_DISCARD))
-		counter_add(slot, bytes, calls);
-}
-
-/* For a slot read back from a record: masked to the store's capacity, so that even a
- * corrupt record cannot send the counter write outside the counters. */
-static inline void count_recorded(uint32_t slot, int64_t bytes, int64_t calls)
-{
-	if (likely(slot != ALLOCINFO_TAG_DISCARD))
-		counter_add(slot & g_fast.slot_mask, bytes, calls);
-}
-
-static inline void *finish(void *base, alloc_record *rec, uint32_t slot, size_t size,
-			   uint32_t shift)
-{
-	(void)base;
 	rec->size = size;
 	rec->tag = slot;
-	rec->meta = RECORD_MAGIC | shift << 8;
-	count(slot, (int64_t)size, 1);
+	rec->meta = meta;
+	if (likely(!(meta & RECORD_F_UNCOUNTED)))
+		counter_add(slot, (int64_t)size, 1);
 	return rec + 1;
 }
 
+/* Counts a new block when this thread has no rseq, writes its record; returns the
+ * caller's pointer. */
+void *allocated_fallback(alloc_record *rec, uint32_t slot, size_t size, uint32_t flags) HIDDEN;
+
 /* malloc/calloc with glibc's own 16-byte alignment. */
-static inline void *allocate(uint32_t slot, size_t size, bool zero)
+static inline void *allocate(uint32_t slot, size_t size, bool zero, uint32_t flags = 0)
 {
-	size_t total;
-	if (unlikely(__builtin_add_overflow(size, sizeof(alloc_record), &total))) {
+	if (unlikely(size > SIZE_MAX - sizeof(alloc_record))) {
 		errno = ENOMEM;
 		return nullptr;
 	}
-	void *base = zero ? backend::calloc(1, total) : backend::malloc(total);
-	if (unlikely(!base))
+	size_t total = size + sizeof(alloc_record);
+	auto *rec = static_cast<alloc_record *>(zero ? backend::calloc(1, total)
+						      : backend::malloc(total));
+	if (unlikely(!rec))
 		return nullptr;
-	return finish(base, static_cast<alloc_record *>(base), slot, size, 0);
+	/* The counter first: its load then never waits behind the record's stores
+	 * (which can share its address modulo 4 KiB). */
+	if (likely(!(flags & RECORD_F_UNCOUNTED)) &&
+	    unlikely(!counter_add_rseq(slot, (int64_t)size, 1)))
+		return allocated_fallback(rec, slot, size, flags);
+	rec->size = size;
+	rec->tag = slot;
+	rec->meta = RECORD_MAGIC | flags;
+	return rec + 1;
 }
 
+/* An allocation under a plan other than how::counted. */
+void *allocate_planned(slow_plan plan, size_t n, bool zero) HIDDEN;
+
 /* Larger alignments: the record sits just below the aligned pointer, inside the
- * padding, and the shift says how far below the pointer the block begins. */
-/* reserve: bytes the block must hold when more than size (pvalloc's whole pages);
- * the caller is still charged size, what it asked for. */
-void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve = 0) HIDDEN;
+ * padding, and the shift says how far below the pointer the block begins.
+ * reserve: bytes the block must hold when more than size (pvalloc's whole pages);
+ * the record and the counters still say size. */
+void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve = 0,
+		       uint32_t flags = 0) HIDDEN;
 
 /* Validates a pointer handed to free/realloc under ALLOCINFO_DEBUG; false (after a
  * message) when it is not one of ours. */
 bool check_pointer(void *p, const char *what) HIDDEN;
 
-/* A pointer this library did not hand out. Only sanitizer builds meet them: the
- * sanitizers' strdup, realpath and the like allocate without calling malloc. */
-static inline bool foreign(void *p)
-{
-#ifdef ALLOCINFO_BACKEND_NEXT
-	return (record_of(p)->meta & RECORD_MAGIC_MASK) != RECORD_MAGIC;
-#else
-	(void)p;
-	return false;
-#endif
-}
+/* free() of a block without a record (made while counting was off). */
+void release_plain(void *p) HIDDEN;
+/* free() of a block whose record is not plain: aligned, uncounted, debug. */
+void release_slow(void *p) HIDDEN;
+/* free() of a plain record when this thread has no rseq. */
+void release_fallback(alloc_record *rec, uint32_t slot, size_t size) HIDDEN;
 
+/* Every branch away from the common case ends in a tail call, so that free() needs no
+ * stack frame. */
 static inline void release(void *p)
 {
 	alloc_record *rec = record_of(p);
 	uint32_t meta = rec->meta;
-	if (unlikely(foreign(p))) {
-		backend::free(p);
+	if (unlikely(meta != RECORD_MAGIC)) {
+		if ((meta & RECORD_MAGIC_MASK) != RECORD_MAGIC)
+			release_plain(p);
+		else
+			release_slow(p);
 		return;
 	}
-	if (unlikely(g_fast.debug) && !check_pointer(p, "free"))
+	uint32_t slot = rec->tag & g_fast.slot_mask;
+	size_t size = rec->size;
+	if (unlikely(!counter_sub_rseq(slot, (int64_t)size, 1))) {
+		release_fallback(rec, slot, size);
 		return;
-	count_recorded(rec->tag, -(int64_t)rec->size, -1);
-	void *base = rec;
-	if (unlikely(meta & RECORD_SHIFT_MASK))
-		base = static_cast<char *>(p) - ((size_t)1 << ((meta & RECORD_SHIFT_MASK) >> 8));
-	if (unlikely(g_fast.debug))
-		rec->meta = 0;	/* a second free of p is then caught */
-	backend::free(base);
+	}
+	backend::free(rec);
 }
 
-void *reallocate(uint32_t slot, void *p, size_t size) HIDDEN;
+/* realloc of p (not null) to n bytes (not 0), charged to slot with record flags. */
+void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags = 0) HIDDEN;
+/* realloc while nothing new gets a record. */
+void *reallocate_off(void *p, size_t size) HIDDEN;
 size_t usable_size(void *p) HIDDEN;
 
 } /* namespace allocinfo */

@@ -14,6 +14,7 @@
 #include "caller_tags.h"
 #include "internal.h"
 #include "options.h"
+#include "percpu.h"
 #include "registry.h"
 #include "store.h"
 #include "store_bpf.h"
@@ -25,7 +26,8 @@ EXPORT __thread struct allocinfo_thread allocinfo__thread
 
 namespace allocinfo {
 
-alignas(64) fast_state g_fast;
+const uint32_t g_stop = 0;
+alignas(64) fast_state g_fast = { &g_stop };
 __thread uint32_t t_fallback_shard __attribute__((tls_model("initial-exec")));
 
 namespace {
@@ -63,12 +65,14 @@ void start()
 	options o = read_options();
 	if (o.mode == profiling_mode::never) {
 		__atomic_store_n(&g_fast.state, STATE_NEVER, __ATOMIC_RELEASE);
+		g_fast.plain_when_off = !RECORD_ALWAYS;	/* every block plain, cheaply */
 		return;
 	}
 	backend::init();
 	if (!store_create(o.store) || !caller_tags_init()) {
 		log_message("cannot map memory for the counters; profiling is off");
 		__atomic_store_n(&g_fast.state, STATE_NEVER, __ATOMIC_RELEASE);
+		g_fast.plain_when_off = !RECORD_ALWAYS;
 		return;
 	}
 	allocinfo_store_header *h = g_store.hdr;
@@ -76,6 +80,7 @@ void start()
 	g_fast.nr_cpus = h->nr_cpus;
 	g_fast.counters = g_store.counters;
 	g_fast.cpu_shift = g_store.cpu_shift;
+	g_fast.cpu_stride = (uint64_t)1 << g_store.cpu_shift;
 	g_fast.slot_mask = h->tag_capacity - 1;
 	g_fast.enabled = &h->enabled;
 	g_fast.debug = o.debug;
@@ -83,6 +88,11 @@ void start()
 	g_fast.rseq_cpus = __rseq_size > 0 ? h->nr_cpus : 0;
 	registry_init();
 	__atomic_store_n(&g_fast.state, STATE_RUNNING, __ATOMIC_RELEASE);
+	/* Debugging takes the slow path, which checks every pointer. */
+	if (!o.debug) {
+		g_fast.plain_when_off = !RECORD_ALWAYS;
+		__atomic_store_n(&g_fast.go, g_fast.enabled, __ATOMIC_RELEASE);
+	}
 }
 
 } /* namespace */
@@ -114,18 +124,17 @@ void ensure_init()
 		sched_yield();
 }
 
+uint32_t fallback_shard_init()
+{
+	static uint32_t next;
+	uint32_t shard = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % g_fast.nr_cpus + 1;
+	t_fallback_shard = shard;
+	return shard;
+}
+
 void counter_add_fallback(uint32_t slot, int64_t bytes, int64_t calls)
 {
-	uint32_t shard = t_fallback_shard;
-	if (!shard) {
-		static uint32_t next;
-		shard = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % g_fast.nr_cpus + 1;
-		t_fallback_shard = shard;
-	}
-	auto *c = reinterpret_cast<allocinfo_counter *>(
-		g_fast.counters + ((uint64_t)(shard - 1) << g_fast.cpu_shift) + ((uint64_t)slot << 4));
-	__atomic_fetch_add(&c->bytes, bytes, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&c->calls, calls, __ATOMIC_RELAXED);
+	counter_add_atomic(slot, bytes, calls);
 }
 
 } /* namespace allocinfo */

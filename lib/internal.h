@@ -24,7 +24,7 @@ namespace allocinfo {
 enum run_state : uint32_t {
 	STATE_UNINIT = 0,	/* nothing allocated yet */
 	STATE_NEVER = 1,	/* ALLOCINFO=never, or start-up failed: plain glibc, no record */
-	STATE_RUNNING = 2,	/* every allocation carries a record */
+	STATE_RUNNING = 2,	/* allocations made while counting carry a record */
 	STATE_STARTING = 3,	/* one thread is initialising; its own allocations carry a
 				 * record charged to nothing */
 };
@@ -32,23 +32,48 @@ enum run_state : uint32_t {
 /*
  * Everything the fast path reads, on one cache line. Written during start-up and
  * after fork (single-threaded), read without synchronisation afterwards.
+ *
+ * `go` is the one word an allocation tests: it points at the store's run-time switch
+ * while the fast path may be taken (running, not debugging), and at a word that
+ * stays 0 otherwise, so "not started", "never", "off" and "debug" cost the fast path
+ * a single load and branch together.
  */
 struct alignas(64) fast_state {
-	uint32_t state;			/* enum run_state */
-	uint32_t rseq_cpus;		/* CPU ids below this use rseq; 0 without rseq */
+	const uint32_t *go;		/* nonzero: take the fast path */
 	char *counters;			/* counter of (cpu 0, slot 0) */
-	uint32_t cpu_shift;		/* log2 of the distance between two CPUs' arrays */
-	uint32_t debug;			/* ALLOCINFO_DEBUG */
-	const uint32_t *enabled;    /* the store's run-time switch */
+	uint64_t cpu_stride;		/* bytes between two CPUs' counter arrays */
 	intptr_t rseq_offset;		/* glibc's __rseq_offset */
-	uint32_t nr_cpus;		/* counter shards */
+	uint32_t rseq_cpus;		/* CPU ids below this use rseq; 0 without rseq */
 	uint32_t slot_mask;		/* tag capacity - 1 */
+	uint32_t state;			/* enum run_state */
+	uint32_t debug;			/* ALLOCINFO_DEBUG */
+	const uint32_t *enabled;	/* the store's run-time switch */
+	uint32_t nr_cpus;		/* counter shards */
+	uint32_t cpu_shift;		/* log2(cpu_stride) */
+	uint32_t plain_when_off;	/* never, or running without debug, glibc
+					 * underneath: an allocation that finds `go` at 0
+					 * is a plain one */
 };
 extern fast_state g_fast HIDDEN;
 
+/* What `go` points at when the fast path must not be taken. */
+extern const uint32_t g_stop HIDDEN;
+
 /*
- * The record in front of every allocation: 16 bytes, so the pointer handed out keeps
- * glibc's 16-byte alignment. `tag` is a slot index, valid after dlclose.
+ * The record in front of an allocation made while counting: 16 bytes, so the pointer
+ * handed out keeps glibc's 16-byte alignment. `tag` is a slot index, valid after
+ * dlclose.
+ *
+ * Allocations made while counting is off (or never on) have no record: free() tells
+ * them apart by `meta`, the 4 bytes just below the pointer. Below a glibc pointer
+ * those are the high half of the chunk's size word, which is 0 for any chunk under
+ * 4 GiB and can never reach RECORD_MAGIC's range (chunks of 2^63 bytes and more).
+ * With ALLOCINFO_DEBUG or a sanitizer's allocator underneath (whose headers we do not
+ * know), every allocation gets a record instead.
+ *
+ * `meta` == RECORD_MAGIC exactly is the common case that free() handles inline; any
+ * other bit (an alignment shift, a debug record, a sampler's mark) sends it to the
+ * out-of-line path, so each such feature costs the fast path nothing.
  */
 struct alloc_record {
 	uint64_t size;		/* bytes the caller asked for */
@@ -61,6 +86,20 @@ constexpr uint32_t RECORD_MAGIC = 0xa11c0000u;
 constexpr uint32_t RECORD_MAGIC_MASK = 0xffff0000u;
 constexpr uint32_t RECORD_SHIFT_MASK = 0x0000ff00u; /* log2(alignment) when > 16 */
 constexpr uint32_t RECORD_F_SAMPLED = 0x1u;	/* spare: a sampler's mark */
+constexpr uint32_t RECORD_F_DEBUG = 0x2u;	/* made under ALLOCINFO_DEBUG: checked at free */
+constexpr uint32_t RECORD_F_UNCOUNTED = 0x4u;	/* charged to nothing, not even the discard slot */
+
+#ifdef ALLOCINFO_BACKEND_NEXT
+constexpr bool RECORD_ALWAYS = true;	/* the sanitizer's headers are not glibc's */
+#else
+constexpr bool RECORD_ALWAYS = false;
+#endif
+
+static inline bool has_record(const void *p)
+{
+	const uint32_t *meta = static_cast<const uint32_t *>(p) - 1;
+	return (*meta & RECORD_MAGIC_MASK) == RECORD_MAGIC;
+}
 
 static inline alloc_record *record_of(void *p)
 {

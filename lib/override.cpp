@@ -32,29 +32,67 @@ inline size_t page_size()
 	return ps;
 }
 
-/* The untagged entry points share these bodies. */
+/*
+ * The entry points share these bodies. Each tests the one `go` word and jumps to its
+ * fast or its slow half, both out of line: the test then runs before any register is
+ * saved (ALLOCINFO=0 costs a few instructions), and the slow half, which allocates
+ * plainly when counting is off, keeps the fast half small.
+ */
+template <bool Zero>
+[[gnu::noinline]] void *malloc_fast(size_t n, uintptr_t ra)
+{
+	return allocate(slot_for_caller(ra), n, Zero);
+}
+
+[[gnu::noinline]] void *malloc_slow(size_t n, bool zero, uintptr_t ra)
+{
+	slow_plan plan = slow_mode();
+	if (plan.mode == how::counted)
+		return allocate(slot_for_caller(ra), n, zero, plan.flags);
+	return allocate_planned(plan, n, zero);
+}
+
+template <bool Zero>
+[[gnu::noinline]] void *site_malloc_fast(const alloc_tag *t, size_t n)
+{
+	return allocate(slot_for_site(t), n, Zero);
+}
+
+[[gnu::noinline]] void *site_malloc_slow(const alloc_tag *t, size_t n, bool zero)
+{
+	slow_plan plan = slow_mode();
+	if (plan.mode == how::counted)
+		return allocate(slot_for_site(t), n, zero, plan.flags);
+	return allocate_planned(plan, n, zero);
+}
+
+/* ALLOCINFO=0 stops here: plain blocks, no record. */
+[[gnu::noinline]] void *malloc_off(size_t n, bool zero, uintptr_t ra)
+{
+	if (likely(g_fast.plain_when_off))
+		return zero ? backend::calloc(1, n) : backend::malloc(n);
+	return malloc_slow(n, zero, ra);
+}
+
+[[gnu::noinline]] void *site_malloc_off(const alloc_tag *t, size_t n, bool zero)
+{
+	if (likely(g_fast.plain_when_off))
+		return zero ? backend::calloc(1, n) : backend::malloc(n);
+	return site_malloc_slow(t, n, zero);
+}
+
 inline void *do_malloc(size_t n, uintptr_t ra)
 {
-	if (unlikely(!running())) {
-		settle s = settle_state();
-		if (s == settle::plain)
-			return backend::malloc(n);
-		if (s == settle::discard)
-			return allocate(ALLOCINFO_TAG_DISCARD, n, false);
-	}
-	return allocate(slot_for_caller(ra), n, false);
+	if (likely(fast_go()))
+		return malloc_fast<false>(n, ra);
+	return malloc_off(n, false, ra);
 }
 
 inline void *do_site_malloc(const alloc_tag *t, size_t n, bool zero)
 {
-	if (unlikely(!running())) {
-		settle s = settle_state();
-		if (s == settle::plain)
-			return zero ? backend::calloc(1, n) : backend::malloc(n);
-		if (s == settle::discard)
-			return allocate(ALLOCINFO_TAG_DISCARD, n, zero);
-	}
-	return allocate(slot_for_site(t), n, zero);
+	if (likely(fast_go()))
+		return zero ? site_malloc_fast<true>(t, n) : site_malloc_fast<false>(t, n);
+	return site_malloc_off(t, n, zero);
 }
 
 inline void *do_calloc(size_t n, size_t m, uintptr_t ra)
@@ -64,28 +102,28 @@ inline void *do_calloc(size_t n, size_t m, uintptr_t ra)
 		errno = ENOMEM;
 		return nullptr;
 	}
-	if (unlikely(!running())) {
-		settle s = settle_state();
-		if (s == settle::plain)
-			return backend::calloc(n, m);
-		if (s == settle::discard)
-			return allocate(ALLOCINFO_TAG_DISCARD, total, true);
-	}
-	return allocate(slot_for_caller(ra), total, true);
+	if (likely(fast_go()))
+		return malloc_fast<true>(total, ra);
+	return malloc_off(total, true, ra);
 }
 
-/* slot_fn is called only once the process is running. */
+/* slot_fn is called only when the allocation is counted. */
 template <typename SlotFn>
 inline void *do_aligned(size_t align, size_t n, SlotFn slot_fn, size_t reserve = 0)
 {
-	if (unlikely(!running())) {
-		settle s = settle_state();
-		if (s == settle::plain)
-			return backend::memalign(align, reserve > n ? reserve : n);
-		if (s == settle::discard)
-			return allocate_aligned(ALLOCINFO_TAG_DISCARD, align, n, reserve);
+	if (likely(fast_go()))
+		return allocate_aligned(slot_fn(), align, n, reserve);
+	slow_plan plan = slow_mode();
+	switch (plan.mode) {
+	case how::never:
+	case how::off:
+		return backend::memalign(align, reserve > n ? reserve : n);
+	case how::discard:
+		return allocate_aligned(ALLOCINFO_TAG_DISCARD, align, n, reserve, plan.flags);
+	case how::counted:
+		break;
 	}
-	return allocate_aligned(slot_fn(), align, n, reserve);
+	return allocate_aligned(slot_fn(), align, n, reserve, plan.flags);
 }
 
 /* pvalloc: whole pages for the block; the caller is charged what it asked. */
@@ -103,30 +141,29 @@ inline bool pvalloc_size(size_t n, size_t *rounded)
 template <typename SlotFn>
 inline void *do_realloc(void *p, size_t n, SlotFn slot_fn)
 {
-	if (unlikely(!running())) {
-		settle s = settle_state();
-		if (s == settle::plain)
+	slow_plan plan = { how::counted, 0 };
+	if (unlikely(!fast_go())) {
+		plan = slow_mode();
+		if (plan.mode == how::never)
 			return backend::realloc(p, n);
-		if (s == settle::discard) {
-			if (!p)
-				return allocate(ALLOCINFO_TAG_DISCARD, n, false);
-			return reallocate(ALLOCINFO_TAG_DISCARD, p, n);
-		}
 	}
-	if (!p)
-		return allocate(slot_fn(), n, false);
-	if (n == 0) {	/* glibc frees and returns NULL */
+	if (n == 0 && p) {	/* glibc frees and returns NULL */
 		release(p);
 		return nullptr;
 	}
-	return reallocate(slot_fn(), p, n);
+	if (unlikely(plan.mode == how::off))
+		return p ? reallocate_off(p, n) : backend::malloc(n);
+	uint32_t slot = plan.mode == how::discard ? ALLOCINFO_TAG_DISCARD : slot_fn();
+	if (!p)
+		return allocate(slot, n, false, plan.flags);
+	return reallocate(slot, p, n, plan.flags);
 }
 
 inline void do_free(void *p)
 {
 	if (unlikely(!p))
 		return;
-	if (unlikely(!running())) {
+	if (RECORD_ALWAYS) {	/* a sanitizer's block: do not read below it unless ours */
 		uint32_t s = __atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE);
 		if (s == STATE_NEVER || s == STATE_UNINIT) {
 			backend::free(p);
@@ -238,10 +275,12 @@ EXPORT size_t malloc_usable_size(void *p)
 {
 	if (!p)
 		return 0;
-	uint32_t s = __atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE);
-	if (s == STATE_NEVER || s == STATE_UNINIT)
-		return backend::usable_size(p);
-	return usable_size(p);
+	if (RECORD_ALWAYS) {
+		uint32_t s = __atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE);
+		if (s == STATE_NEVER || s == STATE_UNINIT)
+			return backend::usable_size(p);
+	}
+	return has_record(p) ? usable_size(p) : backend::usable_size(p);
 }
 
 /* ---- the _noprof variants: charged to the current tag, else to the caller -------- */
@@ -434,10 +473,24 @@ namespace {
 	}
 }
 
+/* The two halves of new, each ending in a tail call when memory is there. */
+[[gnu::noinline]] void *new_fast(size_t n, uintptr_t ra)
+{
+	void *p = allocate(slot_for_caller(ra), n, false);
+	return likely(p != nullptr) ? p : new_failed(n, 0, ra, false);
+}
+
+[[gnu::noinline]] void *new_off(size_t n, uintptr_t ra)
+{
+	void *p = malloc_off(n, false, ra);
+	return likely(p != nullptr) ? p : new_failed(n, 0, ra, false);
+}
+
 inline void *do_new(size_t n, uintptr_t ra)
 {
-	void *p = do_malloc(n, ra);
-	return likely(p != nullptr) ? p : new_failed(n, 0, ra, false);
+	if (likely(fast_go()))
+		return new_fast(n, ra);
+	return new_off(n, ra);
 }
 
 inline void *do_new_aligned(size_t n, std::align_val_t a, uintptr_t ra)
@@ -460,13 +513,21 @@ inline void *do_new_nothrow(size_t n, size_t align, uintptr_t ra) noexcept
 
 /* Sized delete: under ALLOCINFO_DEBUG, a size that differs from the allocation's is
  * reported (it is undefined behaviour that other allocators punish). */
-inline void do_sized_delete(void *p, size_t n)
+[[gnu::noinline]] void sized_delete_debug(void *p, size_t n)
 {
-	if (unlikely(g_fast.debug) && p && running() && check_pointer(p, "operator delete") &&
+	if (p && check_pointer(p, "operator delete") &&
 	    record_of(p)->size != n && !(n == 0 && record_of(p)->size == 0))
 		log_message("operator delete(%p, %zu): the allocation was %llu bytes", p, n,
 			    (unsigned long long)record_of(p)->size);
 	do_free(p);
+}
+
+inline void do_sized_delete(void *p, size_t n)
+{
+	if (unlikely(g_fast.debug))
+		sized_delete_debug(p, n);
+	else
+		do_free(p);
 }
 
 } /* namespace */

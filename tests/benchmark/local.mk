@@ -1,1 +1,96 @@
 # SPDX-License-Identifier: MIT
+# Benchmarks: `make bench` builds the programs below (never built or run by `make
+# check`) and runs tests/benchmark/bench.sh, which prints one table of ratios.
+#
+# Each workload is built twice from one source: *_tagged includes allocinfo.h and
+# links the library; *_plain is built with -DALLOCINFO_DISABLE and no library (the
+# baseline). -no-install links the real binary, not a libtool wrapper script, so
+# valgrind and heaptrack measure the program itself.
+
+BENCH_PROGS = \
+	tests/benchmark/pairs_tagged tests/benchmark/pairs_plain \
+	tests/benchmark/ctree_tagged tests/benchmark/ctree_plain \
+	tests/benchmark/cxx_tagged tests/benchmark/cxx_plain \
+	tests/benchmark/prodcons_tagged tests/benchmark/prodcons_plain \
+	tests/benchmark/memory_tagged tests/benchmark/memory_plain \
+	tests/benchmark/report_10 tests/benchmark/report_100 \
+	tests/benchmark/report_1000 tests/benchmark/report_10000
+BENCH_SITES = \
+	tests/benchmark/sites_10.c tests/benchmark/sites_100.c \
+	tests/benchmark/sites_1000.c tests/benchmark/sites_10000.c
+EXTRA_PROGRAMS = $(BENCH_PROGS)
+
+BENCH_LIBS = lib/liballocinfo.la -lpthread
+BENCH_LINK = -no-install
+BENCH_PLAIN_CPP = $(AM_CPPFLAGS) -DALLOCINFO_DISABLE
+
+tests_benchmark_pairs_tagged_SOURCES = tests/benchmark/pairs.c tests/benchmark/bench.h
+tests_benchmark_pairs_tagged_CPPFLAGS = $(AM_CPPFLAGS)
+tests_benchmark_pairs_tagged_LDADD = $(BENCH_LIBS)
+tests_benchmark_pairs_tagged_LDFLAGS = $(BENCH_LINK)
+tests_benchmark_pairs_plain_SOURCES = tests/benchmark/pairs.c tests/benchmark/bench.h
+tests_benchmark_pairs_plain_CPPFLAGS = $(BENCH_PLAIN_CPP)
+tests_benchmark_pairs_plain_LDADD = -lpthread
+
+tests_benchmark_ctree_tagged_SOURCES = tests/benchmark/ctree.c tests/benchmark/bench.h
+tests_benchmark_ctree_tagged_CPPFLAGS = $(AM_CPPFLAGS)
+tests_benchmark_ctree_tagged_LDADD = $(BENCH_LIBS)
+tests_benchmark_ctree_tagged_LDFLAGS = $(BENCH_LINK)
+tests_benchmark_ctree_plain_SOURCES = tests/benchmark/ctree.c tests/benchmark/bench.h
+tests_benchmark_ctree_plain_CPPFLAGS = $(BENCH_PLAIN_CPP)
+
+tests_benchmark_cxx_tagged_SOURCES = tests/benchmark/cxx.cpp tests/benchmark/bench.h
+tests_benchmark_cxx_tagged_CPPFLAGS = $(AM_CPPFLAGS)
+tests_benchmark_cxx_tagged_LDADD = $(BENCH_LIBS)
+tests_benchmark_cxx_tagged_LDFLAGS = $(BENCH_LINK)
+tests_benchmark_cxx_plain_SOURCES = tests/benchmark/cxx.cpp tests/benchmark/bench.h
+tests_benchmark_cxx_plain_CPPFLAGS = $(BENCH_PLAIN_CPP)
+
+tests_benchmark_prodcons_tagged_SOURCES = tests/benchmark/prodcons.c tests/benchmark/bench.h
+tests_benchmark_prodcons_tagged_CPPFLAGS = $(AM_CPPFLAGS)
+tests_benchmark_prodcons_tagged_LDADD = $(BENCH_LIBS)
+tests_benchmark_prodcons_tagged_LDFLAGS = $(BENCH_LINK)
+tests_benchmark_prodcons_plain_SOURCES = tests/benchmark/prodcons.c tests/benchmark/bench.h
+tests_benchmark_prodcons_plain_CPPFLAGS = $(BENCH_PLAIN_CPP)
+tests_benchmark_prodcons_plain_LDADD = -lpthread
+
+tests_benchmark_memory_tagged_SOURCES = tests/benchmark/memory.c tests/benchmark/bench.h
+tests_benchmark_memory_tagged_CPPFLAGS = $(AM_CPPFLAGS)
+tests_benchmark_memory_tagged_LDADD = $(BENCH_LIBS)
+tests_benchmark_memory_tagged_LDFLAGS = $(BENCH_LINK)
+tests_benchmark_memory_plain_SOURCES = tests/benchmark/memory.c tests/benchmark/bench.h
+tests_benchmark_memory_plain_CPPFLAGS = $(BENCH_PLAIN_CPP)
+
+# The report's cost against its number of tags: one program per size, its call
+# sites generated.
+BENCH_REPORT_SRC = tests/benchmark/report.c tests/benchmark/bench.h
+tests_benchmark_report_10_SOURCES = $(BENCH_REPORT_SRC)
+nodist_tests_benchmark_report_10_SOURCES = tests/benchmark/sites_10.c
+tests_benchmark_report_10_LDADD = $(BENCH_LIBS)
+tests_benchmark_report_10_LDFLAGS = $(BENCH_LINK)
+tests_benchmark_report_100_SOURCES = $(BENCH_REPORT_SRC)
+nodist_tests_benchmark_report_100_SOURCES = tests/benchmark/sites_100.c
+tests_benchmark_report_100_LDADD = $(BENCH_LIBS)
+tests_benchmark_report_100_LDFLAGS = $(BENCH_LINK)
+tests_benchmark_report_1000_SOURCES = $(BENCH_REPORT_SRC)
+nodist_tests_benchmark_report_1000_SOURCES = tests/benchmark/sites_1000.c
+tests_benchmark_report_1000_LDADD = $(BENCH_LIBS)
+tests_benchmark_report_1000_LDFLAGS = $(BENCH_LINK)
+tests_benchmark_report_10000_SOURCES = $(BENCH_REPORT_SRC)
+nodist_tests_benchmark_report_10000_SOURCES = tests/benchmark/sites_10000.c
+tests_benchmark_report_10000_LDADD = $(BENCH_LIBS)
+tests_benchmark_report_10000_LDFLAGS = $(BENCH_LINK)
+
+tests/benchmark/sites_%.c: $(top_srcdir)/tests/benchmark/gen-sites.sh
+	$(AM_V_GEN)$(MKDIR_P) tests/benchmark && \
+	$(SHELL) $(top_srcdir)/tests/benchmark/gen-sites.sh $* > $@.tmp && mv $@.tmp $@
+
+CLEANFILES += $(BENCH_PROGS) $(BENCH_SITES)
+EXTRA_DIST += tests/benchmark/bench.sh tests/benchmark/gen-sites.sh
+
+# BENCH_FLAGS passes options to bench.sh (e.g. BENCH_FLAGS=--quick).
+bench: $(BENCH_PROGS) lib/liballocinfo.la
+	@if test "x$(enable_sanitizer)" != xno; then \
+		echo "bench: configure without --enable-sanitizer to measure"; exit 1; fi
+	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
+	$(SHELL) $(top_srcdir)/tests/benchmark/bench.sh $(BENCH_FLAGS)

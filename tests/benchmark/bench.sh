@@ -1,0 +1,317 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Runs every benchmark against the uninstrumented baseline, in the same run, and
+# prints one table. Called by `make bench` (top_builddir and top_srcdir set).
+#
+# Variants of each workload (columns):
+#   base       the source built with -DALLOCINFO_DISABLE, no library
+#   off        built with allocinfo.h and the library, ALLOCINFO=0
+#   on         the same, ALLOCINFO=1 (tagged call sites)
+#   preload    the baseline binary with LD_PRELOAD=liballocinfo.so: every
+#              allocation untagged, charged to a caller tag
+#   heaptrack  the baseline binary under heaptrack, when it is installed
+#
+# Time: runs of the variants are interleaved, repeated, and compared by their median
+# (the ratio of minimums is printed too). Single-threaded rows compare CPU time per
+# operation (robust on a shared machine); two-threaded rows, and every heaptrack
+# figure (heaptrack does part of its work in another process), compare wall time.
+#
+# Options: --quick (fewer repetitions, smaller runs), --reps N, --no-heaptrack,
+# --no-callgrind.
+set -u
+
+: "${top_builddir:?run through make bench}"
+B=$top_builddir/tests/benchmark
+LIB=$top_builddir/lib/.libs/liballocinfo.so
+CLI=$top_builddir/tools/allocinfo
+
+reps=7
+ht_reps=3
+scale=1
+use_heaptrack=yes
+use_callgrind=yes
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) reps=3; ht_reps=1; scale=4 ;;
+	--reps) reps=$2; shift ;;
+	--no-heaptrack) use_heaptrack=no ;;
+	--no-callgrind) use_callgrind=no ;;
+	*) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+command -v heaptrack >/dev/null 2>&1 || use_heaptrack=no
+command -v valgrind >/dev/null 2>&1 || use_callgrind=no
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/allocinfo-bench.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+export ALLOCINFO_STORE_DIR=$work/store
+mkdir -p "$ALLOCINFO_STORE_DIR"
+unset LD_PRELOAD ALLOCINFO ALLOCINFO_DEBUG
+
+# ---- running one variant ---------------------------------------------------------
+
+# run VARIANT PROGRAM ARGS...: the program's result line on stdout.
+run() {
+	local variant=$1 prog=$2
+	shift 2
+	case $variant in
+	base) "$B/${prog}_plain" "$@" ;;
+	off) ALLOCINFO=0 "$B/${prog}_tagged" "$@" ;;
+	on) ALLOCINFO=1 "$B/${prog}_tagged" "$@" ;;
+	preload) ALLOCINFO=1 LD_PRELOAD=$LIB "$B/${prog}_plain" "$@" ;;
+	heaptrack)
+		heaptrack -o "$work/ht" "$B/${prog}_plain" "$@" 2>/dev/null |
+			grep '^wall_ns_per_op='
+		rm -f "$work"/ht*
+		;;
+	esac
+}
+
+# field NAME LINE: the value of NAME=value in LINE.
+field() {
+	local name=$1 line=$2
+	sed -n "s/.*\<$name=\([0-9.]*\).*/\1/p" <<<"$line"
+}
+
+# median and min of the numbers on stdin, one a line: "MEDIAN MIN".
+stats() {
+	sort -g | awk '{ v[NR] = $1 } END {
+		if (NR == 0) { print "nan nan"; exit }
+		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "%.6g %.6g\n", m, v[1] }'
+}
+
+declare -A wall cpu	# "row|variant" -> newline-separated samples
+
+# measure ROW "VARIANTS" PROGRAM ARGS...: repeated, interleaved runs. Heaptrack
+# runs (fewer of them) take the argument list in HT_ARGS when it is set.
+measure() {
+	local row=$1 variants=$2 prog=$3
+	shift 3
+	local -a vs=($variants)
+	local n=${#vs[@]} r i v line
+	for ((r = 0; r < reps; r++)); do
+		for ((i = 0; i < n; i++)); do
+			v=${vs[(i + r) % n]}
+			if [ "$v" = heaptrack ]; then
+				[ $r -lt $ht_reps ] || continue
+				line=$(run heaptrack "$prog" ${HT_ARGS:-"$@"})
+			else
+				line=$(run "$v" "$prog" "$@")
+			fi
+			if [ -z "$line" ]; then
+				echo "bench.sh: $prog ($v) $* failed" >&2
+				continue
+			fi
+			wall[$row|$v]+="$(field wall_ns_per_op "$line")"$'\n'
+			cpu[$row|$v]+="$(field cpu_ns_per_op "$line")"$'\n'
+		done
+	done
+}
+
+# get ROW VARIANT wall|cpu: "MEDIAN MIN" of the samples.
+get() {
+	local key="$1|$2"
+	if [ "$3" = wall ]; then
+		printf '%s' "${wall[$key]:-}" | grep . | stats
+	else
+		printf '%s' "${cpu[$key]:-}" | grep . | stats
+	fi
+}
+
+# ---- the table -----------------------------------------------------------------
+
+rows=()	# printed at the end, in order
+line_of() { rows+=("$(printf "$@")"); }
+
+fmt_ratio() {	# median-ratio min-ratio -> "1.23x (1.20)"
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a == "nan" || a == "" || b == "") { printf "%-16s", "-"; exit }
+		printf "%-16s", sprintf("%.2fx (%.2f)", a, b) }'
+}
+
+# ratio_cells ROW METRIC VARIANTS: one cell per variant column.
+ratio_cells() {
+	local row=$1 metric=$2 out="" v b bm bmin m mmin metric_v
+	read -r bm bmin < <(get "$row" base "$metric")
+	for v in off on preload heaptrack; do
+		case " $3 " in
+		*" $v "*) ;;
+		*) out+=$(printf "%-16s" "-"); continue ;;
+		esac
+		metric_v=$metric
+		[ "$v" = heaptrack ] && metric_v=wall
+		if [ "$v" = heaptrack ] && [ "$metric" != wall ]; then
+			read -r b bmin < <(get "$row" base wall)
+		else
+			b=$bm
+		fi
+		read -r m mmin < <(get "$row" "$v" "$metric_v")
+		out+=$(fmt_ratio "$(awk -v m="$m" -v b="$b" 'BEGIN { if (b > 0 && m != "nan") print m / b; else print "nan" }')" \
+				 "$(awk -v m="$mmin" -v b="$bmin" 'BEGIN { if (b > 0 && m != "nan") print m / b; else print "nan" }')")
+	done
+	printf '%s' "$out"
+}
+
+time_row() {	# time_row LABEL ROW METRIC VARIANTS UNIT-SCALE UNIT
+	local label=$1 row=$2 metric=$3 variants=$4 div=$5 unit=$6 bm bmin
+	read -r bm bmin < <(get "$row" base "$metric")
+	line_of '%-34s %-14s %s' "$label" \
+		"$(awk -v v="$bm" -v d="$div" -v u="$unit" 'BEGIN { printf "%.1f %s", v / d, u }')" \
+		"$(ratio_cells "$row" "$metric" "$variants")"
+}
+
+ht=""
+[ $use_heaptrack = yes ] && ht=heaptrack
+all="base off on preload $ht"
+
+echo "allocinfo benchmarks: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs," \
+     "$reps runs per figure (heaptrack: $ht_reps)" >&2
+
+# 1. malloc/free pairs.
+pairs_iters=$((5000000 / scale))
+for threads in 1 2; do
+	for size in 16 32 64 256 4096; do
+		echo "  pairs: $size bytes, $threads thread(s)" >&2
+		HT_ARGS="$size $threads $((pairs_iters / 25))" \
+			measure "pairs-$size-$threads" "$all" pairs "$size" "$threads" "$pairs_iters"
+	done
+done
+
+# 2. realistic workloads.
+echo "  workloads" >&2
+HT_ARGS=$((4 / scale + 1)) measure ctree "$all" ctree $((40 / scale))
+HT_ARGS=$((4 / scale + 1)) measure cxx "$all" cxx $((40 / scale))
+HT_ARGS=$((100000 / scale)) measure prodcons "$all" prodcons $((2000000 / scale))
+
+line_of '%-34s %-14s %-16s%-16s%-16s%-16s' "workload" "base" "ALLOCINFO=0" "on (tagged)" \
+	"on (LD_PRELOAD)" "heaptrack"
+line_of '%s' "$(printf '%.0s-' {1..128})"
+for size in 16 32 64 256 4096; do
+	time_row "malloc/free $size B, 1 thread" "pairs-$size-1" cpu "off on preload $ht" 1 ns/pair
+done
+for size in 16 32 64 256 4096; do
+	time_row "malloc/free $size B, 2 threads" "pairs-$size-2" wall "off on preload $ht" 1 ns/pair
+done
+# The two-thread speed-up, 2 * t(1) / t(2) in wall time, relative to the baseline's.
+# From the fastest runs: on a shared machine the median of a two-thread run mostly
+# measures who else was running.
+speedup() {	# speedup SIZE VARIANT -> the speed-up
+	local a b x
+	read -r x a < <(get "pairs-$1-1" "$2" wall)
+	read -r x b < <(get "pairs-$1-2" "$2" wall)
+	awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) print 2 * a / b; else print "nan" }'
+}
+for size in 16 32 64 256 4096; do
+	base_su=$(speedup "$size" base)
+	cells=""
+	for v in off on preload heaptrack; do
+		if [ "$v" = heaptrack ] && [ -z "$ht" ]; then
+			cells+=$(printf "%-16s" "-")
+			continue
+		fi
+		cells+=$(awk -v s="$(speedup "$size" "$v")" -v b="$base_su" \
+			'BEGIN { if (b > 0 && s != "nan") printf "%-16s", sprintf("%.2f", s / b); else printf "%-16s", "-" }')
+	done
+	line_of '%-34s %-14s %s' "2-thread speed-up $size B, rel." \
+		"$(printf '%.2f' "$base_su")" "$cells"
+done
+time_row "C trees, lists, strings" ctree cpu "off on preload $ht" 1000000 ms/round
+time_row "C++ map, vector, shared_ptr" cxx cpu "off on preload $ht" 1000000 ms/round
+time_row "producer/consumer (2 threads)" prodcons wall "off on preload $ht" 1 ns/msg
+
+# 3. instructions per pair (callgrind): the difference between two run lengths, so
+# start-up and exit cancel out. Under valgrind there is no rseq: the counters take
+# their fallback (atomic adds on a per-thread shard).
+if [ $use_callgrind = yes ]; then
+	echo "  callgrind" >&2
+	ir() {	# ir VARIANT ITERS -> instructions executed by the whole run
+		local v=$1 n=$2 env=()
+		case $v in
+		base) prog=$B/pairs_plain ;;
+		off) prog=$B/pairs_tagged; env=(ALLOCINFO=0) ;;
+		on) prog=$B/pairs_tagged; env=(ALLOCINFO=1) ;;
+		preload) prog=$B/pairs_plain; env=(ALLOCINFO=1 LD_PRELOAD=$LIB) ;;
+		esac
+		env "${env[@]}" valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+			"$prog" 32 1 "$n" 2>&1 >/dev/null |
+			sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+	}
+	n1=100000 n2=300000
+	# pairs.c also runs n/16 warm-up pairs.
+	pairs=$(( (n2 + n2 / 16) - (n1 + n1 / 16) ))
+	declare -A ipp
+	for v in base off on preload; do
+		a=$(ir "$v" $n1)
+		b=$(ir "$v" $n2)
+		ipp[$v]=$(awk -v a="$a" -v b="$b" -v p="$pairs" 'BEGIN { printf "%.1f", (b - a) / p }')
+	done
+	cells=""
+	for v in off on preload; do
+		cells+=$(awk -v x="${ipp[$v]}" -v b="${ipp[base]}" \
+			'BEGIN { printf "%-16s", sprintf("%+.1f (%.2fx)", x - b, x / b) }')
+	done
+	line_of '%-34s %-14s %s%-16s' "instructions/pair 32 B (callgrind)" "${ipp[base]}" "$cells" "-"
+fi
+
+# 4. memory: extra bytes per live allocation, a million small ones.
+echo "  memory" >&2
+for size in 16 32 64; do
+	declare -A rss=() heap=()
+	for v in base off on preload; do
+		line=$(run "$v" memory "$size" $((1000000 / scale)))
+		rss[$v]=$(field rss_bytes_per_alloc "$line")
+		heap[$v]=$(field heap_bytes_per_alloc "$line")
+	done
+	for kind in rss heap; do
+		cells=""
+		for v in off on preload; do
+			if [ $kind = rss ]; then x=${rss[$v]} b=${rss[base]}; else x=${heap[$v]} b=${heap[base]}; fi
+			cells+=$(awk -v x="$x" -v b="$b" 'BEGIN { printf "%-16s", sprintf("%+.1f B", x - b) }')
+		done
+		if [ $kind = rss ]; then label="bytes/alloc $size B, RSS"; b=${rss[base]};
+		else label="bytes/alloc $size B, mallinfo2"; b=${heap[base]}; fi
+		line_of '%-34s %-14s %s%-16s' "$label" "$b B" "$cells" "-"
+	done
+done
+
+# 5. the report: time per read against the number of tags.
+echo "  report" >&2
+for n in 10 100 1000 10000; do
+	samples=""
+	for ((r = 0; r < 3; r++)); do
+		line=$(ALLOCINFO=1 "$B/report_$n" 5)
+		samples+="$(field wall_ns_per_op "$line")"$'\n'
+	done
+	read -r m mn < <(printf '%s' "$samples" | grep . | stats)
+	cli="-"
+	if [ -x "$CLI" ]; then
+		coproc HOLD { ALLOCINFO=1 exec "$B/report_$n" hold; }
+		read -r pid <&"${HOLD[0]}"
+		"$CLI" -p "$pid" >/dev/null 2>&1	# warm
+		t0=$(date +%s%N)
+		for ((r = 0; r < 5; r++)); do "$CLI" -p "$pid" >/dev/null 2>&1; done
+		t1=$(date +%s%N)
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		cli=$(awk -v d=$((t1 - t0)) 'BEGIN { printf "CLI %.2f ms", d / 5 / 1e6 }')
+	fi
+	line_of '%-34s %-14s %-16s%-16s%-16s%-16s' "report read, $n tags" "-" "-" \
+		"$(awk -v m="$m" 'BEGIN { printf "%.2f ms", m / 1e6 }')" \
+		"$(awk -v m="$m" -v n="$n" 'BEGIN { printf "%.2f us/tag", m / 1e3 / n }')" "$cli"
+done
+
+echo
+printf '%s\n' "${rows[@]}"
+cat <<'EOF'
+
+Times: base is the absolute figure; the other columns are median ratios to it, with
+the ratio of the fastest runs in parentheses. 1-thread rows: CPU time; 2-thread
+rows, producer/consumer and every heaptrack figure: wall time. Speed-up rows: the
+variant's 2*t(1 thread)/t(2 threads) from its fastest runs, divided by the
+baseline's (base column: the baseline's own speed-up). Instructions: extra per pair over the baseline's
+(callgrind, which has no rseq: the library's atomic fallback). Memory: extra bytes
+per live allocation. Report rows: time of one allocinfo_print() to /dev/null, per
+tag, and one `allocinfo -p PID` when the CLI is built.
+EOF
