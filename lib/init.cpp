@@ -85,7 +85,7 @@ void start()
 	g_fast.enabled = &h->enabled;
 	g_fast.debug = o.debug;
 	g_fast.rseq_offset = __rseq_offset;
-	g_fast.rseq_cpus = __rseq_size > 0 ? h->nr_cpus : 0;
+	g_fast.rseq_cpus = __rseq_size > 0 ? h->nr_cpus - 1 : 0;	/* the last: fallback */
 	registry_init();
 	__atomic_store_n(&g_fast.state, STATE_RUNNING, __ATOMIC_RELEASE);
 	/* Debugging takes the slow path, which checks every pointer. */
@@ -124,10 +124,10 @@ void ensure_init()
 		sched_yield();
 }
 
+/* Threads without rseq share the last shard, reserved for atomic adds. */
 uint32_t fallback_shard_init()
 {
-	static uint32_t next;
-	uint32_t shard = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % g_fast.nr_cpus + 1;
+	uint32_t shard = g_fast.nr_cpus;	/* 1-based */
 	t_fallback_shard = shard;
 	return shard;
 }

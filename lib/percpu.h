@@ -11,7 +11,8 @@
  *
  * Where rseq is not registered (valgrind, old kernels, glibc.pthread.rseq=0) the
  * CPU number reads as -1 or -2, the range check fails and the update falls back to
- * atomic adds on a per-thread shard.
+ * atomic adds on the store's last shard, which no CPU uses: plain rseq adds and
+ * atomic adds never meet on the same counter.
  */
 #ifndef ALLOCINFO_PERCPU_H
 #define ALLOCINFO_PERCPU_H
@@ -21,7 +22,7 @@
 namespace allocinfo {
 
 /*
- * The fallback: relaxed atomic adds on a shard the thread picks once (round robin).
+ * The fallback: relaxed atomic adds on the shard reserved for threads without rseq.
  * Inline, so that a process without rseq pays no extra calls on top of the atomics.
  */
 extern __thread uint32_t t_fallback_shard __attribute__((tls_model("initial-exec"))) HIDDEN;

@@ -114,6 +114,9 @@ bool store_create(store_kind requested)
 	uint32_t nr_cpus = possible_cpus();
 	if (nr_cpus == 0 || nr_cpus > STORE_MAX_CPUS)
 		nr_cpus = nr_cpus ? STORE_MAX_CPUS : 64;
+	/* One shard more than CPUs: threads without rseq add to it atomically, and never
+	 * into a CPU's shard, where rseq threads add without atomics. */
+	nr_cpus += 1;
 	uint32_t capacity = STORE_TAG_CAPACITY;
 	size_t size = 0;
 	pid_t pid = getpid();
