@@ -1,2 +1,4 @@
 # SPDX-License-Identifier: MIT
 # Documentation and man pages.
+EXTRA_DIST += Documentation/user-guide.md Documentation/theory-of-operation.md \
+	Documentation/performance.md Documentation/examples/demo.c
