@@ -294,18 +294,24 @@ void store_fork_child()
 	char *dst = static_cast<char *>(m);
 	allocinfo_store_header *h = g_store.hdr;
 	uint32_t nr = h->nr_tags;
-	memcpy(dst, g_store.base, 4096);
 	memcpy(dst + h->tags_offset, g_store.tags, (size_t)nr * sizeof(allocinfo_store_tag));
 	memcpy(dst + h->strings_offset, g_store.strings, h->strings_used);
 	for (uint32_t cpu = 0; cpu < h->nr_cpus; cpu++) {
 		size_t off = h->counters_offset + (size_t)cpu * h->cpu_stride;
 		memcpy(dst + off, g_store.base + off, (size_t)nr * sizeof(allocinfo_counter));
 	}
-	auto *nh = reinterpret_cast<allocinfo_store_header *>(dst);
-	nh->pid = (int32_t)pid;
-	nh->start_time = process_start_time(pid);
-	nh->state = ALLOCINFO_STATE_LIVE;
-	nh->backend = 0;
+	/* The header last, and its magic after the rest of it: until then a reader that
+	 * finds the new file sees no store, never the parent's pid in the child's file. */
+	allocinfo_store_header nh;
+	memcpy(&nh, g_store.base, sizeof(nh));
+	nh.pid = (int32_t)pid;
+	nh.start_time = process_start_time(pid);
+	nh.state = ALLOCINFO_STATE_LIVE;
+	nh.backend = 0;
+	memcpy(dst + sizeof(nh.magic), reinterpret_cast<char *>(&nh) + sizeof(nh.magic),
+	       sizeof(nh) - sizeof(nh.magic));
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	memcpy(dst, nh.magic, sizeof(nh.magic));
 	/* Move the copy onto the old address: the fast path keeps its pointers. */
 	void *moved = mremap(m, g_store.size, g_store.size, MREMAP_MAYMOVE | MREMAP_FIXED,
 			     g_store.base);
