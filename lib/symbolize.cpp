@@ -21,6 +21,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace allocinfo {
 
@@ -386,6 +387,20 @@ struct symbolizer::state {
 	std::unordered_map<std::string, open_file> modules;
 	std::unordered_map<key, answer, key_hash> results;
 	uint64_t next_gen = 1;
+	/* The on-disk cache: "dev ino size mtime.ns vaddr ret" -> answer. */
+	std::unordered_map<std::string, answer> persistent;
+	bool persistent_on = false;	/* load_cache() was called */
+	bool persistent_dirty = false;
+
+	static std::string persistent_key(const struct stat &sb, uint64_t vaddr, bool ret)
+	{
+		char k[160];
+		snprintf(k, sizeof(k), "%llu %llu %lld %lld.%09ld %" PRIx64 " %d",
+			 (unsigned long long)sb.st_dev, (unsigned long long)sb.st_ino,
+			 (long long)sb.st_size, (long long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec,
+			 vaddr, ret ? 1 : 0);
+		return k;
+	}
 
 	~state() { drop_all(); }
 
@@ -447,6 +462,15 @@ bool symbolizer::lookup(const std::string &path, uint64_t vaddr, bool is_return_
 		return false;
 
 	std::lock_guard<std::mutex> guard(st_->lock);
+	std::string pkey;
+	if (st_->persistent_on) {
+		pkey = state::persistent_key(sb, vaddr, is_return_address);
+		auto hit = st_->persistent.find(pkey);
+		if (hit != st_->persistent.end()) {
+			out = hit->second.loc;
+			return hit->second.found;
+		}
+	}
 	open_file &m = st_->get(path, sb);
 	if (!m.mod)
 		return false;
@@ -461,8 +485,80 @@ bool symbolizer::lookup(const std::string &path, uint64_t vaddr, bool is_return_
 	if (st_->results.size() >= max_results)
 		st_->results.clear();
 	st_->results.emplace(k, a);
+	if (!pkey.empty() && st_->persistent.size() < max_results) {
+		st_->persistent.emplace(pkey, a);
+		st_->persistent_dirty = true;
+	}
 	out = a.loc;
 	return a.found;
+}
+
+/* One entry a line: the key's six fields, then found, line, file and func, separated
+ * by tabs (names never hold tabs or newlines: they are one token each). */
+bool symbolizer::load_cache(const std::string &file)
+{
+	FILE *f = fopen(file.c_str(), "re");
+	std::lock_guard<std::mutex> guard(st_->lock);
+	st_->persistent_on = true;	/* from now on, answers are remembered */
+	if (!f)
+		return false;
+	char line[8192];
+	while (fgets(line, sizeof(line), f) && st_->persistent.size() < max_results) {
+		char *nl = strchr(line, '\n');
+		if (!nl)
+			continue;	/* too long: not ours */
+		*nl = '\0';
+		char *field[5];
+		int n = 0;
+		for (char *p = line; n < 5; n++) {
+			field[n] = p;
+			char *tab = strchr(p, '\t');
+			if (!tab)
+				break;
+			*tab = '\0';
+			p = tab + 1;
+		}
+		if (n != 4)
+			continue;
+		char *func = field[4];
+		if (strchr(func, '\t') || !func[0] || !field[3][0])
+			continue;
+		state::answer a;
+		a.found = strcmp(field[1], "1") == 0;
+		a.loc.line = (unsigned)strtoul(field[2], nullptr, 10);
+		a.loc.file = field[3];
+		a.loc.func = func;
+		st_->persistent.emplace(field[0], a);
+	}
+	fclose(f);
+	if (st_->persistent.size() >= max_results) {
+		/* Full of answers for files long gone, perhaps: start again. */
+		st_->persistent.clear();
+		st_->persistent_dirty = true;
+	}
+	return true;
+}
+
+bool symbolizer::save_cache(const std::string &file)
+{
+	std::lock_guard<std::mutex> guard(st_->lock);
+	if (!st_->persistent_dirty)
+		return true;
+	std::string tmp = file + ".tmp";
+	FILE *f = fopen(tmp.c_str(), "we");
+	if (!f)
+		return false;
+	for (const auto &e : st_->persistent)
+		fprintf(f, "%s\t%d\t%u\t%s\t%s\n", e.first.c_str(), e.second.found ? 1 : 0,
+			e.second.loc.line, e.second.loc.file.c_str(), e.second.loc.func.c_str());
+	bool ok = fflush(f) == 0 && !ferror(f);
+	ok = fclose(f) == 0 && ok;
+	if (!ok || rename(tmp.c_str(), file.c_str()) != 0) {
+		unlink(tmp.c_str());
+		return false;
+	}
+	st_->persistent_dirty = false;
+	return true;
 }
 
 void symbolizer::clear()

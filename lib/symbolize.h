@@ -63,6 +63,17 @@ public:
 	/* Drops every cached result and closes every open file. */
 	void clear();
 
+	/*
+	 * A cache of answers kept on disk between runs of a short-lived reader (the
+	 * allocinfo tool): loading an object's debug information is the slow part of a
+	 * report. Entries are keyed by the file's identity (device, inode, size, mtime),
+	 * so a rebuilt object is looked up afresh. Loading ignores malformed lines;
+	 * saving writes only when something was added, through a temporary file renamed
+	 * into place. Both return false on I/O errors, which callers may ignore.
+	 */
+	bool load_cache(const std::string &file);
+	bool save_cache(const std::string &file);
+
 	/* Around fork(): hold the lock across it, so the child finds it free and the
 	 * cache consistent (call fork_prepare before, fork_done after, in both). */
 	void fork_prepare();

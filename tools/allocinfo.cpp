@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -448,9 +449,53 @@ bool pause_for(double seconds)
 	return !g_stop;
 }
 
+/* Where the tool keeps symbolized names between runs: $XDG_CACHE_HOME/allocinfo or
+ * ~/.cache/allocinfo; none when ALLOCINFO_SYMBOL_CACHE=0 or no home is known. */
+std::string symbol_cache_path()
+{
+	const char *off = getenv("ALLOCINFO_SYMBOL_CACHE");
+	if (off && strcmp(off, "0") == 0)
+		return std::string();
+	std::string dir;
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	if (xdg && xdg[0] == '/')
+		dir = xdg;
+	else if (home && home[0] == '/')
+		dir = std::string(home) + "/.cache";
+	else
+		return std::string();
+	mkdir(dir.c_str(), 0700);
+	dir += "/allocinfo";
+	if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+		return std::string();
+	return dir + "/symbols";
+}
+
+/* Loads the symbol cache for the life of a report, and saves what was added. */
+class symbol_cache {
+public:
+	explicit symbol_cache(symbolizer &sym) : sym_(sym), path_(symbol_cache_path())
+	{
+		if (!path_.empty())
+			sym_.load_cache(path_);
+	}
+	~symbol_cache()
+	{
+		if (!path_.empty())
+			sym_.save_cache(path_);
+	}
+	symbol_cache(const symbol_cache &) = delete;
+	symbol_cache &operator=(const symbol_cache &) = delete;
+private:
+	symbolizer &sym_;
+	std::string path_;
+};
+
 int run_report(const options &o)
 {
 	symbolizer sym;
+	symbol_cache cache(sym);
 	snapshot_file base;
 	if (o.out == output::diff) {
 		std::string text, why;

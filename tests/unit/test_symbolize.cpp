@@ -327,6 +327,30 @@ void test_function_entry(void **)
 	expect_location(loc, "symbolize_fixture.c", line_add, "symfix_add");
 }
 
+/* Answers saved to the on-disk cache come back the same in another symbolizer, and
+ * the cache's hostile lines are ignored. */
+void test_disk_cache(void **)
+{
+	need_fixture();
+	std::string cache = write_temp("garbage without tabs\n\t\t\t\t\n", 25);
+	uint64_t v = vaddr_of(fixture_sym("symfix_add"));
+	source_location loc;
+	{
+		symbolizer sym;
+		assert_true(sym.load_cache(cache));
+		assert_true(sym.lookup(fix.path, v, false, loc));
+		assert_true(sym.save_cache(cache));
+	}
+	std::vector<char> text = read_file(cache);
+	std::string s(text.begin(), text.end());
+	assert_non_null(strstr(s.c_str(), "symbolize_fixture.c\tsymfix_add\n"));
+	assert_null(strstr(s.c_str(), "garbage"));
+	symbolizer again;
+	assert_true(again.load_cache(cache));
+	assert_true(again.lookup(fix.path, v, false, loc));
+	expect_location(loc, "symbolize_fixture.c", line_add, "symfix_add");
+}
+
 void test_return_address(void **)
 {
 	need_fixture();
@@ -480,6 +504,7 @@ int main(void)
 		cmocka_unit_test(test_cxx_names_bad_input),
 		cmocka_unit_test(test_demangled_names),
 		cmocka_unit_test(test_function_entry),
+		cmocka_unit_test(test_disk_cache),
 		cmocka_unit_test(test_return_address),
 		cmocka_unit_test(test_inlined),
 		cmocka_unit_test(test_system_header_skipped),
