@@ -237,6 +237,7 @@ void scan_unloaded()
 	} live;
 	dl_iterate_phdr(live_set::cb, &live);
 
+	std::vector<module *> gone;
 	registry_lock();
 	module *m, *tmp;
 	cds_list_for_each_entry_safe(m, tmp, &g_modules, node) {
@@ -254,9 +255,14 @@ void scan_unloaded()
 		}
 		caller_tags_forget(m->lo, m->hi);
 		cds_list_del_rcu(&m->node);
-		urcu_bp_call_rcu(&m->rcu, free_module);
+		gone.push_back(m);
 	}
 	registry_unlock();
+	/* Outside the lock: the first call_rcu() starts liburcu's worker thread, and a
+	 * thread that allocates while starting must not find the registry locked by the
+	 * thread waiting for it (as ThreadSanitizer's pthread_create does). */
+	for (module *g : gone)
+		urcu_bp_call_rcu(&g->rcu, free_module);
 	reclaim_unloaded();
 }
 
