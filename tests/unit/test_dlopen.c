@@ -138,12 +138,12 @@ static void test_slots_are_reused(void **state)
 
 /* ---- a reader against loaders ----------------------------------------------------- */
 
-static volatile int stop;
+static int stop;	/* atomic */
 
 static void *loader(void *arg)
 {
 	(void)arg;
-	while (!stop) {
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		struct plugin pl;
 		if (plugin_open(&pl) != 0)
 			return (void *)1;
@@ -164,7 +164,7 @@ static void *loader(void *arg)
 static void test_reader_against_loaders(void **state)
 {
 	pthread_t t[4];
-	stop = 0;
+	__atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(pthread_create(&t[i], NULL, loader, NULL), 0);
 	int fd = memfd_create("reports", MFD_CLOEXEC);
@@ -187,7 +187,7 @@ static void test_reader_against_loaders(void **state)
 		reports++;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	} while (now.tv_sec - start.tv_sec + (now.tv_nsec - start.tv_nsec) / 1e9 < seconds);
-	stop = 1;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < 4; i++) {
 		void *r;
 		pthread_join(t[i], &r);

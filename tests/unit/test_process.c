@@ -37,7 +37,7 @@ static int sanitized(void)
 
 /* ---- fork ------------------------------------------------------------------------ */
 
-static volatile int stop_churn;
+static int stop_churn;	/* atomic */
 static int churn_line;
 
 static void *churn(void *arg)
@@ -45,7 +45,7 @@ static void *churn(void *arg)
 	(void)arg;
 	void *ring[64] = { 0 };
 	unsigned i = 0;
-	while (!stop_churn) {
+	while (!__atomic_load_n(&stop_churn, __ATOMIC_RELAXED)) {
 		free(ring[i % 64]);
 		ring[i % 64] = malloc(16 + i % 200);
 		i++;
@@ -72,7 +72,7 @@ static int child_checks(int stable_line, struct site_counts at_fork, int child_l
 static void test_fork_with_threads(void **state)
 {
 	pthread_t t[4];
-	stop_churn = 0;
+	__atomic_store_n(&stop_churn, 0, __ATOMIC_RELAXED);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(pthread_create(&t[i], NULL, churn, NULL), 0);
 	int stable_line = HERE_NEXT;
@@ -110,7 +110,7 @@ static void test_fork_with_threads(void **state)
 		assert_int_equal(c.bytes, 0);
 		assert_int_equal(c.calls, 0);
 	}
-	stop_churn = 1;
+	__atomic_store_n(&stop_churn, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
 	free(stable);
@@ -120,12 +120,10 @@ static void test_fork_with_threads(void **state)
 /* ---- short-lived threads ----------------------------------------------------------- */
 
 #define BATCH 50
-static int thread_line;
-
+enum { thread_line = __LINE__ + 4 };	/* the malloc below */
 static void *short_lived(void *arg)
 {
 	void **slot = arg;
-	thread_line = HERE_NEXT;
 	*slot = malloc(48);
 	return NULL;
 }
