@@ -91,10 +91,19 @@ int find_object_cb(struct dl_phdr_info *info, size_t, void *data)
 	return 1;
 }
 
+/* ThreadSanitizer cannot see the order an RCU grace period gives (liburcu is not
+ * instrumented): tell it that the unloading thread's writes to a module come before
+ * the worker's free. Weak: absent, and not called, outside ThreadSanitizer builds. */
+extern "C" void __tsan_acquire(void *addr) __attribute__((weak));
+extern "C" void __tsan_release(void *addr) __attribute__((weak));
+
 void free_module(rcu_head *head)
 {
 	busy_guard guard;
-	delete caa_container_of(head, module, rcu);
+	module *m = caa_container_of(head, module, rcu);
+	if (__tsan_acquire)
+		__tsan_acquire(m);
+	delete m;
 }
 
 /* Gives tag t (of module m) a slot and publishes it. Registry lock held. */
@@ -261,8 +270,11 @@ void scan_unloaded()
 	/* Outside the lock: the first call_rcu() starts liburcu's worker thread, and a
 	 * thread that allocates while starting must not find the registry locked by the
 	 * thread waiting for it (as ThreadSanitizer's pthread_create does). */
-	for (module *g : gone)
+	for (module *g : gone) {
+		if (__tsan_release)
+			__tsan_release(g);
 		urcu_bp_call_rcu(&g->rcu, free_module);
+	}
 	reclaim_unloaded();
 }
 
