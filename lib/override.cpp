@@ -283,45 +283,20 @@ EXPORT size_t malloc_usable_size(void *p)
 	return has_record(p) ? usable_size(p) : backend::usable_size(p);
 }
 
-/* ---- the _noprof variants: charged to the current tag, else to the caller -------- */
+/* ---- the _noprof variants: charged to the current tag, else to the caller --------
+ * That is what the plain entry points do for a call with no tag, so the malloc
+ * family's variants are the same functions under a second name. */
 
-EXPORT void *malloc_noprof(size_t n) { return do_malloc(n, RA()); }
-EXPORT void *calloc_noprof(size_t n, size_t m) { return do_calloc(n, m, RA()); }
-
-EXPORT void *realloc_noprof(void *p, size_t n)
-{
-	uintptr_t ra = RA();
-	return do_realloc(p, n, [ra] { return slot_for_caller(ra); });
-}
-
-EXPORT void *reallocarray_noprof(void *p, size_t n, size_t m)
-{
-	size_t total;
-	if (__builtin_mul_overflow(n, m, &total)) {
-		errno = ENOMEM;
-		return nullptr;
-	}
-	uintptr_t ra = RA();
-	return do_realloc(p, total, [ra] { return slot_for_caller(ra); });
-}
-
-EXPORT void *memalign_noprof(size_t a, size_t n) { return caller_memalign(a, n, RA()); }
-EXPORT void *aligned_alloc_noprof(size_t a, size_t n) { return caller_memalign(a, n, RA()); }
-EXPORT void *valloc_noprof(size_t n) { return caller_memalign(page_size(), n, RA()); }
-
-EXPORT void *pvalloc_noprof(size_t n)
-{
-	size_t rounded;
-	uintptr_t ra = RA();
-	if (!pvalloc_size(n, &rounded))
-		return nullptr;
-	return do_aligned(page_size(), n, [ra] { return slot_for_caller(ra); }, rounded);
-}
-
-EXPORT int posix_memalign_noprof(void **pp, size_t a, size_t n)
-{
-	return do_posix_memalign(pp, a, n, caller_memalign, RA());
-}
+#define NOPROF_ALIAS(fn) __attribute__((alias(#fn), visibility("default")))
+void *malloc_noprof(size_t n) NOPROF_ALIAS(malloc);
+void *calloc_noprof(size_t n, size_t m) NOPROF_ALIAS(calloc);
+void *realloc_noprof(void *p, size_t n) NOPROF_ALIAS(realloc);
+void *reallocarray_noprof(void *p, size_t n, size_t m) NOPROF_ALIAS(reallocarray);
+void *memalign_noprof(size_t a, size_t n) NOPROF_ALIAS(memalign);
+void *aligned_alloc_noprof(size_t a, size_t n) NOPROF_ALIAS(aligned_alloc);
+void *valloc_noprof(size_t n) NOPROF_ALIAS(valloc);
+void *pvalloc_noprof(size_t n) NOPROF_ALIAS(pvalloc);
+int posix_memalign_noprof(void **pp, size_t a, size_t n) NOPROF_ALIAS(posix_memalign);
 
 EXPORT char *strdup_noprof(const char *s) { return dup_string(s, strlen(s), nullptr, RA()); }
 EXPORT char *strndup_noprof(const char *s, size_t n)
