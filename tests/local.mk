@@ -13,12 +13,14 @@ AM_TESTS_ENVIRONMENT = \
 	top_builddir='$(abs_top_builddir)'; export top_builddir; \
 	ALLOCINFO_LIB='$(abs_top_builddir)/lib/.libs/liballocinfo.so'; export ALLOCINFO_LIB; \
 	PATH='$(abs_top_builddir)/tools:$(abs_top_builddir)/tools/.libs:'"$$PATH"; export PATH; \
-	ALLOCINFO_SANITIZER='$(enable_sanitizer)'; export ALLOCINFO_SANITIZER;
+	ALLOCINFO_SANITIZER='$(enable_sanitizer)'; export ALLOCINFO_SANITIZER; \
+	TSAN_OPTIONS="suppressions=$(abs_top_srcdir)/tests/tsan.supp $$TSAN_OPTIONS"; \
+	export TSAN_OPTIONS;
 
 LOG_COMPILER = $(top_srcdir)/tests/run-test.sh
 SH_LOG_COMPILER = $(top_srcdir)/tests/run-test.sh
 TEST_EXTENSIONS = .sh
-EXTRA_DIST += tests/run-test.sh
+EXTRA_DIST += tests/run-test.sh tests/tsan.supp
 
 # Test programs link the library; under a sanitizer, statically, so it comes first.
 TEST_LDADD = lib/liballocinfo.la $(SAN_TEST_LIBS)
