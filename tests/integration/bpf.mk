@@ -9,7 +9,7 @@ check_PROGRAMS += tests/integration/bpf_prog
 tests_integration_bpf_prog_SOURCES = tests/integration/bpf_prog.c
 tests_integration_bpf_prog_CFLAGS = $(AM_CFLAGS) -g -O1
 tests_integration_bpf_prog_LDADD = $(TEST_LDADD)
-tests_integration_bpf_prog_LDFLAGS = $(TEST_LDFLAGS) -no-install
+tests_integration_bpf_prog_LDFLAGS = $(TEST_LINK_FLAGS) -no-install
 
 BPF_TESTS = \
 	tests/integration/bpf_maps.sh \

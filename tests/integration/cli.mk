@@ -7,11 +7,11 @@
 check_PROGRAMS += tests/integration/cli_prog tests/integration/cli_other
 tests_integration_cli_prog_SOURCES = tests/integration/cli_prog.c
 tests_integration_cli_prog_LDADD = $(TEST_LDADD)
-tests_integration_cli_prog_LDFLAGS = $(TEST_LDFLAGS) -no-install
+tests_integration_cli_prog_LDFLAGS = $(TEST_LINK_FLAGS) -no-install
 tests_integration_cli_other_SOURCES = tests/integration/cli_prog.c
 tests_integration_cli_other_CPPFLAGS = $(AM_CPPFLAGS) -DCLI_OTHER
 tests_integration_cli_other_LDADD = $(TEST_LDADD)
-tests_integration_cli_other_LDFLAGS = $(TEST_LDFLAGS) -no-install
+tests_integration_cli_other_LDFLAGS = $(TEST_LINK_FLAGS) -no-install
 
 # Writes synthetic stores, good and hostile, for the tests.
 check_PROGRAMS += tests/integration/cli_forge

@@ -8,10 +8,10 @@
 check_PROGRAMS += tests/integration/daemon_hold tests/integration/daemon_hold_b
 tests_integration_daemon_hold_SOURCES = tests/integration/daemon_hold.c
 tests_integration_daemon_hold_LDADD = $(TEST_LDADD)
-tests_integration_daemon_hold_LDFLAGS = $(TEST_LDFLAGS) -no-install
+tests_integration_daemon_hold_LDFLAGS = $(TEST_LINK_FLAGS) -no-install
 tests_integration_daemon_hold_b_SOURCES = tests/integration/daemon_hold.c
 tests_integration_daemon_hold_b_LDADD = $(TEST_LDADD)
-tests_integration_daemon_hold_b_LDFLAGS = $(TEST_LDFLAGS) -no-install
+tests_integration_daemon_hold_b_LDFLAGS = $(TEST_LINK_FLAGS) -no-install
 
 # HTTP GET and a free port, without curl.
 check_PROGRAMS += tests/integration/daemon_http

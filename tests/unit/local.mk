@@ -21,7 +21,7 @@ check_PROGRAMS += tests/unit/test_sites
 tests_unit_test_sites_SOURCES = tests/unit/test_sites.c
 tests_unit_test_sites_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_sites_LDADD = tests/unit/libplain.la $(UNIT_LDADD)
-tests_unit_test_sites_LDFLAGS = $(TEST_LDFLAGS)
+tests_unit_test_sites_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_sites
 
 check_PROGRAMS += tests/unit/test_report
@@ -52,7 +52,7 @@ tests_unit_test_cxx_SOURCES = tests/unit/test_cxx.cpp
 tests_unit_test_cxx_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_cxx_CXXFLAGS = $(AM_CXXFLAGS) -g -O1
 tests_unit_test_cxx_LDADD = $(UNIT_LDADD)
-tests_unit_test_cxx_LDFLAGS = $(TEST_LDFLAGS)
+tests_unit_test_cxx_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_cxx
 endif
 
@@ -61,11 +61,11 @@ check_PROGRAMS += tests/unit/test_threads tests/unit/test_control
 tests_unit_test_threads_SOURCES = tests/unit/test_threads.c
 tests_unit_test_threads_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_threads_LDADD = $(UNIT_LDADD) -lpthread
-tests_unit_test_threads_LDFLAGS = $(TEST_LDFLAGS)
+tests_unit_test_threads_LDFLAGS = $(TEST_LINK_FLAGS)
 tests_unit_test_control_SOURCES = tests/unit/test_control.c
 tests_unit_test_control_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_control_LDADD = $(UNIT_LDADD)
-tests_unit_test_control_LDFLAGS = $(TEST_LDFLAGS)
+tests_unit_test_control_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_threads tests/unit/test_control
 endif
 
@@ -83,11 +83,11 @@ tests_unit_test_dlopen_SOURCES = tests/unit/test_dlopen.c tests/unit/dl_util.h \
 	tests/unit/report_check.h
 tests_unit_test_dlopen_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_dlopen_LDADD = $(UNIT_LDADD) $(DL_LIBS) -lpthread
-tests_unit_test_dlopen_LDFLAGS = $(TEST_LDFLAGS)
+tests_unit_test_dlopen_LDFLAGS = $(TEST_LINK_FLAGS)
 tests_unit_test_process_SOURCES = tests/unit/test_process.c
 tests_unit_test_process_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_process_LDADD = $(UNIT_LDADD) -lpthread
-tests_unit_test_process_LDFLAGS = $(TEST_LDFLAGS)
+tests_unit_test_process_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_dlopen tests/unit/test_process
 endif
 
@@ -104,6 +104,6 @@ check_PROGRAMS += tests/unit/test_callers_bound
 tests_unit_test_callers_bound_SOURCES = tests/unit/test_callers_bound.c
 tests_unit_test_callers_bound_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_callers_bound_LDADD = $(UNIT_LDADD)
-tests_unit_test_callers_bound_LDFLAGS = $(TEST_LDFLAGS)
+tests_unit_test_callers_bound_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_callers_bound
 endif
