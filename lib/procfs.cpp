@@ -54,27 +54,39 @@ uint32_t possible_cpus()
 	return any && highest < 1u << 20 ? (uint32_t)highest + 1 : 0;
 }
 
-uint64_t process_start_time(pid_t pid)
+bool read_proc_stat(pid_t pid, proc_stat &out)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	if (read_small_file(path, buf, sizeof(buf)) <= 0)
-		return 0;
+		return false;
 	/* The command name (field 2) may hold spaces and parentheses: count fields
 	 * from the last ')'. */
 	char *p = strrchr(buf, ')');
 	if (!p)
-		return 0;
+		return false;
 	p++;
-	for (int field = 3; field < 22 && *p; field++) {	/* skip fields 3..21 */
+	for (int field = 3; field <= 22; field++) {
 		while (*p == ' ')
 			p++;
+		if (!*p)
+			return false;
+		if (field == 3)
+			out.state = *p;
+		else if (field == 4)
+			out.ppid = (int)strtol(p, nullptr, 10);
+		else if (field == 22)
+			out.start_time = strtoull(p, nullptr, 10);
 		while (*p && *p != ' ')
 			p++;
 	}
-	while (*p == ' ')
-		p++;
-	return strtoull(p, nullptr, 10);
+	return true;
+}
+
+uint64_t process_start_time(pid_t pid)
+{
+	proc_stat ps;
+	return read_proc_stat(pid, ps) ? ps.start_time : 0;
 }
 
 } /* namespace allocinfo */

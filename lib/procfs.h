@@ -16,6 +16,16 @@ namespace allocinfo {
  * 0 when unknown. */
 uint32_t possible_cpus();
 
+/* The fields of /proc/<pid>/stat that allocinfo uses. */
+struct proc_stat {
+	char state = 0;		/* field 3: R, S, D, Z, ... */
+	int ppid = 0;		/* field 4 */
+	uint64_t start_time = 0;	/* field 22, clock ticks since boot */
+};
+
+/* Parses /proc/<pid>/stat; false when the process does not exist or cannot be read. */
+bool read_proc_stat(pid_t pid, proc_stat &out);
+
 /* Field 22 of /proc/<pid>/stat (start time in clock ticks since boot); 0 when the
  * process does not exist or cannot be read. */
 uint64_t process_start_time(pid_t pid);

@@ -146,31 +146,6 @@ bool read_meta(int pid, allocinfo_bpf_meta &meta, std::string &why)
 	return true;
 }
 
-/* State and start time of a process from /proc/<pid>/stat; false if it is gone. */
-bool process_state(int pid, char &state, uint64_t &start_time)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (read_small_file(path, buf, sizeof(buf)) <= 0)
-		return false;
-	char *p = strrchr(buf, ')');	/* the command name may hold anything */
-	if (!p)
-		return false;
-	p++;
-	for (int field = 3; field <= 22; field++) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			return false;
-		if (field == 3)
-			state = *p;
-		else if (field == 22)
-			start_time = strtoull(p, nullptr, 10);
-		while (*p && *p != ' ')
-			p++;
-	}
-	return true;
-}
 
 /* A positive decimal pid without sign or leading zero; 0 for any other name. */
 int pid_of(const char *name)
@@ -292,13 +267,13 @@ void remove_stale_bpf_pins(std::vector<std::string> &removed, std::vector<std::s
 			pids.push_back(pid);
 	}
 	for (int pid : pids) {
-		char state = 0;
-		uint64_t start = 0;
-		if (process_state(pid, state, start) && state != 'Z' && state != 'X') {
+		proc_stat ps;
+		if (read_proc_stat(pid, ps) && ps.state != 'Z' && ps.state != 'X') {
 			allocinfo_bpf_meta meta;
 			std::string why;
 			/* Without a readable meta the process may be creating its pins. */
-			if (!read_meta(pid, meta, why) || (meta.pid == pid && meta.start_time == start))
+			if (!read_meta(pid, meta, why) ||
+			    (meta.pid == pid && meta.start_time == ps.start_time))
 				continue;
 		}
 		std::string dir = pin_dir(pid), why;

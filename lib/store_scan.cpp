@@ -53,41 +53,6 @@ private:
 	uint64_t cap_;
 };
 
-struct proc_stat {
-	char state = 0;		/* field 3: R, S, D, Z, ... */
-	int ppid = 0;		/* field 4 */
-	uint64_t start_time = 0;/* field 22, clock ticks since boot */
-};
-
-/* Fields of /proc/<pid>/stat; false when the process does not exist. */
-bool read_proc_stat(int pid, proc_stat &ps)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (read_small_file(path, buf, sizeof(buf)) <= 0)
-		return false;
-	/* The command name (field 2) may hold spaces and parentheses: count fields
-	 * from the last ')'. */
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return false;
-	p++;
-	for (int field = 3; field <= 22; field++) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			return false;
-		if (field == 3)
-			ps.state = *p;
-		else if (field == 4)
-			ps.ppid = (int)strtol(p, nullptr, 10);
-		else if (field == 22)
-			ps.start_time = strtoull(p, nullptr, 10);
-		while (*p && *p != ' ')
-			p++;
-	}
-	return true;
-}
 
 /* True when pid names no running process (a zombie's memory is gone too). */
 bool process_gone(int pid, proc_stat &ps)
@@ -219,6 +184,21 @@ struct examination {
  * reading), then whether the process lives (a store of a dead process is stale
  * whatever it holds), then the size and owner, and only then the contents.
  */
+/* A store whose header names this pid is stale when the pid was reused (another start
+ * time) or the process said it exited; sets ex and returns true then. */
+bool stale_reason(int pid, uint64_t start_time, uint32_t state, const proc_stat &ps,
+		  examination &ex)
+{
+	if (start_time != ps.start_time)
+		ex.why = "pid " + std::to_string(pid) + " was reused by another process";
+	else if (state == ALLOCINFO_STATE_EXITED)
+		ex.why = "process " + std::to_string(pid) + " has exited";
+	else
+		return false;
+	ex.v = verdict::stale;
+	return true;
+}
+
 examination examine(const std::string &path, int pid, bool writable, bool keep_fd,
 		    store_entry &out)
 {
@@ -314,16 +294,8 @@ examination examine(const std::string &path, int pid, bool writable, bool keep_f
 	 * by an earlier process of this pid is stale even if its layout is foreign. */
 	if (head == sizeof(h) && memcmp(h.magic, ALLOCINFO_STORE_MAGIC, sizeof(h.magic)) == 0 &&
 	    h.pid == pid) {
-		if (h.start_time != ps.start_time) {
-			ex.v = verdict::stale;
-			ex.why = "pid " + std::to_string(pid) + " was reused by another process";
+		if (stale_reason(pid, h.start_time, h.state, ps, ex))
 			return ex;
-		}
-		if (h.state == ALLOCINFO_STATE_EXITED) {
-			ex.v = verdict::stale;
-			ex.why = "process " + std::to_string(pid) + " has exited";
-			return ex;
-		}
 	}
 
 	std::string why;
@@ -353,16 +325,8 @@ examination examine(const std::string &path, int pid, bool writable, bool keep_f
 		}
 		return ex;
 	}
-	if (snap.start_time != ps.start_time) {
-		ex.v = verdict::stale;
-		ex.why = "pid " + std::to_string(pid) + " was reused by another process";
+	if (stale_reason(pid, snap.start_time, snap.state, ps, ex))
 		return ex;
-	}
-	if (snap.state == ALLOCINFO_STATE_EXITED) {
-		ex.v = verdict::stale;
-		ex.why = "process " + std::to_string(pid) + " has exited";
-		return ex;
-	}
 	if (snap.state != ALLOCINFO_STATE_LIVE) {
 		ex.why = "unknown state " + std::to_string(snap.state);
 		return ex;
