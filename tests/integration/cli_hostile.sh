@@ -9,11 +9,19 @@
 start a cli_prog 3
 f=$a_file
 
-# A live process for each store to claim.
+# A live process for each store to claim, once it runs sleep: a store forged while
+# the child is still the shell would name the shell's executable, and a reader drops
+# a store whose executable is not the process's.
 live() {
 	sleep 60 &
 	bg_pids="$bg_pids $!"
 	eval "$1=$!"
+	n=0
+	until [ "$(readlink /proc/$!/exe)" = "$(command -v sleep | xargs readlink -f)" ]; do
+		n=$((n + 1))
+		[ $n -lt 500 ] || exit 99
+		sleep 0.01
+	done
 }
 forge() {	# KIND VAR
 	live "$2"
