@@ -72,6 +72,7 @@ struct alloc_tag {
 struct allocinfo_thread {
 	const struct alloc_tag *current;	/* set by alloc_hooks() */
 	const struct alloc_tag *override;	/* set by ALLOC_TAG_SCOPE(); wins over all */
+	void *shard;				/* the library's: this thread's counters */
 };
 
 /* With ALLOCINFO_NO_CALL_MACROS the header leaves malloc() and friends alone (for a

@@ -30,18 +30,14 @@ slow_plan slow_mode()
 	return { how::off, 0 };
 }
 
-void *allocated_fallback(alloc_record *rec, uint32_t slot, size_t size, uint32_t flags)
+void *allocated_unowned(alloc_record *rec, uint32_t slot, size_t size)
 {
-	counter_add_atomic(slot, (int64_t)size, 1);
-	rec->size = size;
-	rec->tag = slot;
-	rec->meta = RECORD_MAGIC | flags;
-	return rec + 1;
+	return finish(rec, slot, size, RECORD_MAGIC);
 }
 
-void release_fallback(alloc_record *rec, uint32_t slot, size_t size)
+void release_unowned(alloc_record *rec, uint32_t slot, size_t size)
 {
-	counter_add_atomic(slot, -(int64_t)size, -1);
+	counter_add_unowned(slot, -(int64_t)size, -1);
 	backend::free(rec);
 }
 

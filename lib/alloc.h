@@ -16,8 +16,8 @@
 #include "backend.h"
 #include "caller_tags.h"
 #include "internal.h"
-#include "percpu.h"
 #include "registry.h"
+#include "thread_shard.h"
 
 #ifndef ALLOCINFO_BACKEND_NEXT
 /* Calls into glibc go through the GOT directly, without the PLT's extra jump. */
@@ -36,7 +36,9 @@ namespace allocinfo {
 static inline bool fast_go()
 {
 	const uint32_t *go = __atomic_load_n(&g_fast.go, __ATOMIC_ACQUIRE);
-	return likely(__atomic_load_n(go, __ATOMIC_RELAXED) != 0);
+	/* volatile rather than atomic: the same load, which the compiler may then fold
+	 * into the compare */
+	return likely(*static_cast<const volatile uint32_t *>(go) != 0);
 }
 
 /* How an allocation that missed the fast path is made. */
@@ -87,17 +89,18 @@ static inline uint32_t slot_for_caller(uintptr_t ra)
  */
 static inline void *finish(alloc_record *rec, uint32_t slot, size_t size, uint32_t meta)
 {
+	/* The counter first: its load then never waits behind the record's stores
+	 * (which can share its address modulo 4 KiB). */
+	if (likely(!(meta & RECORD_F_UNCOUNTED)))
+		counter_add(slot, (int64_t)size, 1);
 	rec->size = size;
 	rec->tag = slot;
 	rec->meta = meta;
-	if (likely(!(meta & RECORD_F_UNCOUNTED)))
-		counter_add(slot, (int64_t)size, 1);
 	return rec + 1;
 }
 
-/* Counts a new block when this thread has no rseq, writes its record; returns the
- * caller's pointer. */
-void *allocated_fallback(alloc_record *rec, uint32_t slot, size_t size, uint32_t flags) HIDDEN;
+/* A plain record and its count, for a thread without a shard of its own. */
+void *allocated_unowned(alloc_record *rec, uint32_t slot, size_t size) HIDDEN;
 
 /* malloc/calloc with glibc's own 16-byte alignment. */
 static inline void *allocate(uint32_t slot, size_t size, bool zero, uint32_t flags = 0)
@@ -111,14 +114,18 @@ static inline void *allocate(uint32_t slot, size_t size, bool zero, uint32_t fla
 						      : backend::malloc(total));
 	if (unlikely(!rec))
 		return nullptr;
-	/* The counter first: its load then never waits behind the record's stores
-	 * (which can share its address modulo 4 KiB). */
-	if (likely(!(flags & RECORD_F_UNCOUNTED)) &&
-	    unlikely(!counter_add_rseq(slot, (int64_t)size, 1)))
-		return allocated_fallback(rec, slot, size, flags);
+	if (flags)	/* known at compile time on the fast path */
+		return finish(rec, slot, size, RECORD_MAGIC | flags);
+	/* As finish(), with the rare case a tail call: nothing to keep across it. */
+	char *shard = thread_shard();
+	if (unlikely(!shard))
+		return allocated_unowned(rec, slot, size);
+	allocinfo_counter *c = counter_at(shard, slot);
+	add_owned(&c->bytes, (int64_t)size);
+	add_owned(&c->calls, 1);
 	rec->size = size;
 	rec->tag = slot;
-	rec->meta = RECORD_MAGIC | flags;
+	rec->meta = RECORD_MAGIC;
 	return rec + 1;
 }
 
@@ -140,8 +147,8 @@ bool check_pointer(void *p, const char *what) HIDDEN;
 void release_plain(void *p) HIDDEN;
 /* free() of a block whose record is not plain: aligned, uncounted, debug. */
 void release_slow(void *p) HIDDEN;
-/* free() of a plain record when this thread has no rseq. */
-void release_fallback(alloc_record *rec, uint32_t slot, size_t size) HIDDEN;
+/* free() of a plain record by a thread without a shard of its own. */
+void release_unowned(alloc_record *rec, uint32_t slot, size_t size) HIDDEN;
 
 /* Every branch away from the common case ends in a tail call, so that free() needs no
  * stack frame. */
@@ -158,10 +165,14 @@ static inline void release(void *p)
 	}
 	uint32_t slot = rec->tag & g_fast.slot_mask;
 	size_t size = rec->size;
-	if (unlikely(!counter_sub_rseq(slot, (int64_t)size, 1))) {
-		release_fallback(rec, slot, size);
+	char *shard = thread_shard();
+	if (unlikely(!shard)) {
+		release_unowned(rec, slot, size);
 		return;
 	}
+	allocinfo_counter *c = counter_at(shard, slot);
+	sub_owned(&c->bytes, (int64_t)size);
+	sub_owned(&c->calls, 1);
 	backend::free(rec);
 }
 

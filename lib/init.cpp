@@ -7,17 +7,16 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <sys/rseq.h>
 #include <unistd.h>
 
 #include "backend.h"
 #include "caller_tags.h"
 #include "internal.h"
 #include "options.h"
-#include "percpu.h"
 #include "registry.h"
 #include "store.h"
 #include "store_bpf.h"
+#include "thread_shard.h"
 
 extern "C" {
 EXPORT __thread struct allocinfo_thread allocinfo__thread
@@ -28,7 +27,6 @@ namespace allocinfo {
 
 const uint32_t g_stop = 0;
 alignas(64) fast_state g_fast = { &g_stop };
-__thread uint32_t t_fallback_shard __attribute__((tls_model("initial-exec")));
 
 namespace {
 
@@ -55,7 +53,7 @@ void fork_parent()
 
 void fork_child()
 {
-	t_fallback_shard = 0;
+	shards_fork_child();
 	registry_fork_child();
 	store_fork_child();
 }
@@ -77,15 +75,14 @@ void start()
 	}
 	allocinfo_store_header *h = g_store.hdr;
 	h->enabled = o.mode == profiling_mode::on;
-	g_fast.nr_cpus = h->nr_cpus;
+	g_fast.nr_shards = h->nr_cpus;
 	g_fast.counters = g_store.counters;
-	g_fast.cpu_shift = g_store.cpu_shift;
-	g_fast.cpu_stride = (uint64_t)1 << g_store.cpu_shift;
+	g_fast.shard_shift = g_store.shard_shift;
 	g_fast.slot_mask = h->tag_capacity - 1;
 	g_fast.enabled = &h->enabled;
 	g_fast.debug = o.debug;
-	g_fast.rseq_offset = __rseq_offset;
-	g_fast.rseq_cpus = __rseq_size > 0 ? h->nr_cpus - 1 : 0;	/* the last: fallback */
+	if (!shards_init())
+		log_message("no thread exit hook: every thread counts with atomic adds");
 	registry_init();
 	__atomic_store_n(&g_fast.state, STATE_RUNNING, __ATOMIC_RELEASE);
 	/* Debugging takes the slow path, which checks every pointer. */
@@ -122,19 +119,6 @@ void ensure_init()
 		return;	/* allocating from inside start() */
 	while (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) == STATE_STARTING)
 		sched_yield();
-}
-
-/* Threads without rseq share the last shard, reserved for atomic adds. */
-uint32_t fallback_shard_init()
-{
-	uint32_t shard = g_fast.nr_cpus;	/* 1-based */
-	t_fallback_shard = shard;
-	return shard;
-}
-
-void counter_add_fallback(uint32_t slot, int64_t bytes, int64_t calls)
-{
-	counter_add_atomic(slot, bytes, calls);
 }
 
 } /* namespace allocinfo */

@@ -40,19 +40,16 @@ enum run_state : uint32_t {
  */
 struct alignas(64) fast_state {
 	const uint32_t *go;		/* nonzero: take the fast path */
-	char *counters;			/* counter of (cpu 0, slot 0) */
-	uint64_t cpu_stride;		/* bytes between two CPUs' counter arrays */
-	intptr_t rseq_offset;		/* glibc's __rseq_offset */
-	uint32_t rseq_cpus;		/* CPU ids below this use rseq; 0 without rseq */
+	char *counters;			/* counter of (shard 0, slot 0) */
 	uint32_t slot_mask;		/* tag capacity - 1 */
 	uint32_t state;			/* enum run_state */
 	uint32_t debug;			/* ALLOCINFO_DEBUG */
-	const uint32_t *enabled;	/* the store's run-time switch */
-	uint32_t nr_cpus;		/* counter shards */
-	uint32_t cpu_shift;		/* log2(cpu_stride) */
+	uint32_t nr_shards;		/* counter shards (thread_shard.h) */
+	uint32_t shard_shift;		/* log2 of the bytes between two shards */
 	uint32_t plain_when_off;	/* never, or running without debug, glibc
 					 * underneath: an allocation that finds `go` at 0
 					 * is a plain one */
+	const uint32_t *enabled;	/* the store's run-time switch */
 };
 extern fast_state g_fast HIDDEN;
 

@@ -9,7 +9,7 @@ LIB_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden -fno-rtti -fno-exceptions \
 # malloc before their shadow memory exists), so it is never instrumented: the
 # sanitizer builds check it through the tests and the sanitizer's allocator beneath.
 CORE_CXXFLAGS = -std=gnu++17 $(WARN_CXXFLAGS) -fvisibility=hidden -fno-rtti \
-	-fno-exceptions -fno-omit-frame-pointer
+	-fno-exceptions
 
 # Reading stores and rendering reports: used in-process and by the tools.
 noinst_LTLIBRARIES += lib/libreader.la
@@ -31,7 +31,7 @@ lib_libprocfs_la_CXXFLAGS = $(CORE_CXXFLAGS)
 noinst_LTLIBRARIES += lib/liboverride.la
 lib_liboverride_la_SOURCES = lib/override.cpp
 lib_liboverride_la_CXXFLAGS = -std=gnu++17 $(WARN_CXXFLAGS) -fvisibility=hidden \
-	-fno-omit-frame-pointer $(URCU_CFLAGS) -ftls-model=initial-exec
+	$(URCU_CFLAGS) -ftls-model=initial-exec
 
 lib_LTLIBRARIES += lib/liballocinfo.la
 lib_liballocinfo_la_SOURCES = \
@@ -39,7 +39,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/options.h lib/options.cpp \
 	lib/log.cpp \
 	lib/backend.h lib/backend.cpp \
-	lib/percpu.h \
+	lib/thread_shard.h lib/thread_shard.cpp \
 	lib/store.h lib/store.cpp \
 	lib/registry.h lib/registry.cpp \
 	lib/caller_tags.h lib/caller_tags.cpp \

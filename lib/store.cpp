@@ -5,6 +5,7 @@
  * other process can see (ALLOCINFO_STORE=none, or when /dev/shm is unusable).
  */
 #include "store.h"
+#include "thread_shard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,12 +35,13 @@ size_t page_round(size_t n)
 	return (n + 4095) & ~(size_t)4095;
 }
 
-void layout(allocinfo_store_header *h, uint32_t nr_cpus, uint32_t capacity)
+void layout(allocinfo_store_header *h, uint32_t nr_shards, uint32_t capacity)
 {
 	memcpy(h->magic, ALLOCINFO_STORE_MAGIC, sizeof(h->magic));
 	h->version = ALLOCINFO_STORE_VERSION;
 	h->header_size = sizeof(*h);
-	h->nr_cpus = nr_cpus;
+	h->nr_cpus = nr_shards;
+	h->shards_used = 1;
 	h->tag_capacity = capacity;
 	h->tags_offset = 4096;
 	h->strings_offset = h->tags_offset +
@@ -48,14 +50,14 @@ void layout(allocinfo_store_header *h, uint32_t nr_cpus, uint32_t capacity)
 	h->strings_used = 1;	/* offset 0 means "no string" */
 	h->counters_offset = h->strings_offset + STORE_STRINGS_CAPACITY;
 	h->cpu_stride = (uint64_t)capacity * sizeof(allocinfo_counter);
-	h->total_size = h->counters_offset + (uint64_t)nr_cpus * h->cpu_stride;
+	h->total_size = h->counters_offset + (uint64_t)nr_shards * h->cpu_stride;
 	h->nr_tags = ALLOCINFO_TAG_FIRST;
 }
 
-size_t total_size(uint32_t nr_cpus, uint32_t capacity)
+size_t total_size(uint32_t nr_shards, uint32_t capacity)
 {
 	allocinfo_store_header h{};
-	layout(&h, nr_cpus, capacity);
+	layout(&h, nr_shards, capacity);
 	return h.total_size;
 }
 
@@ -88,14 +90,14 @@ void attach(char *base, size_t size)
 	g_store.tags = reinterpret_cast<allocinfo_store_tag *>(base + g_store.hdr->tags_offset);
 	g_store.strings = base + g_store.hdr->strings_offset;
 	g_store.counters = base + g_store.hdr->counters_offset;
-	g_store.cpu_shift = (uint32_t)__builtin_ctzll(g_store.hdr->cpu_stride);
+	g_store.shard_shift = (uint32_t)__builtin_ctzll(g_store.hdr->cpu_stride);
 }
 
 } /* namespace */
 
-void store_layout(allocinfo_store_header *h, uint32_t nr_cpus, uint32_t tag_capacity)
+void store_layout(allocinfo_store_header *h, uint32_t nr_shards, uint32_t tag_capacity)
 {
-	layout(h, nr_cpus, tag_capacity);
+	layout(h, nr_shards, tag_capacity);
 }
 
 int store_open_shm(pid_t pid, size_t size, char *path, size_t path_len)
@@ -111,23 +113,22 @@ const char *store_dir()
 
 bool store_create(store_kind requested)
 {
-	uint32_t nr_cpus = possible_cpus();
-	if (nr_cpus == 0 || nr_cpus > STORE_MAX_CPUS)
-		nr_cpus = nr_cpus ? STORE_MAX_CPUS : 64;
-	/* One shard more than CPUs: threads without rseq add to it atomically, and never
-	 * into a CPU's shard, where rseq threads add without atomics. */
-	nr_cpus += 1;
+	uint64_t nr_shards = (uint64_t)possible_cpus() * 4;
+	if (nr_shards < STORE_MIN_SHARDS)
+		nr_shards = STORE_MIN_SHARDS;
+	if (nr_shards > STORE_MAX_SHARDS)
+		nr_shards = STORE_MAX_SHARDS;
 	uint32_t capacity = STORE_TAG_CAPACITY;
 	size_t size = 0;
 	pid_t pid = getpid();
 	char *base = nullptr;
 
 	if (requested == store_kind::automatic || requested == store_kind::bpf)
-		base = store_bpf_create(pid, nr_cpus, requested == store_kind::bpf, &capacity, &size);
+		base = store_bpf_create(pid, (uint32_t)nr_shards, requested == store_kind::bpf, &capacity, &size);
 	if (base)
 		g_store.kind = store_kind::bpf;
 	else
-		size = total_size(nr_cpus, capacity);
+		size = total_size((uint32_t)nr_shards, capacity);
 
 	if (!base && requested != store_kind::none) {
 		int fd = open_shm(pid, size, g_store.path, sizeof(g_store.path));
@@ -159,7 +160,7 @@ bool store_create(store_kind requested)
 	}
 
 	auto *h = reinterpret_cast<allocinfo_store_header *>(base);
-	layout(h, nr_cpus, capacity);
+	layout(h, (uint32_t)nr_shards, capacity);
 	h->backend = g_store.kind == store_kind::bpf ? 1 : 0;
 	h->pid = (int32_t)pid;
 	h->start_time = process_start_time(pid);
@@ -227,9 +228,9 @@ void store_clear_tag(uint32_t slot)
 	uint32_t seq = t->seq;
 	__atomic_store_n(&t->seq, seq + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	for (uint32_t cpu = 0; cpu < g_store.hdr->nr_cpus; cpu++) {
+	for (uint32_t shard = 0, n = shards_in_use(); shard < n; shard++) {
 		auto *c = reinterpret_cast<allocinfo_counter *>(
-			g_store.counters + ((uint64_t)cpu << g_store.cpu_shift) + slot * 16ull);
+			g_store.counters + ((uint64_t)shard << g_store.shard_shift) + slot * 16ull);
 		__atomic_store_n(&c->bytes, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&c->calls, 0, __ATOMIC_RELAXED);
 	}
@@ -243,15 +244,15 @@ void store_clear_tag(uint32_t slot)
 
 void store_sum(uint32_t slot, int64_t *bytes, int64_t *calls)
 {
-	int64_t b = 0, n = 0;
-	for (uint32_t cpu = 0; cpu < g_store.hdr->nr_cpus; cpu++) {
+	int64_t b = 0, calls_sum = 0;
+	for (uint32_t shard = 0, n = shards_in_use(); shard < n; shard++) {
 		auto *c = reinterpret_cast<allocinfo_counter *>(
-			g_store.counters + ((uint64_t)cpu << g_store.cpu_shift) + slot * 16ull);
+			g_store.counters + ((uint64_t)shard << g_store.shard_shift) + slot * 16ull);
 		b += __atomic_load_n(&c->bytes, __ATOMIC_RELAXED);
-		n += __atomic_load_n(&c->calls, __ATOMIC_RELAXED);
+		calls_sum += __atomic_load_n(&c->calls, __ATOMIC_RELAXED);
 	}
 	*bytes = b;
-	*calls = n;
+	*calls = calls_sum;
 }
 
 void store_fork_child()
@@ -290,14 +291,14 @@ void store_fork_child()
 	if (fd >= 0)
 		close(fd);
 	/* Copy only what is in use: the header, the used tag slots and strings, and the
-	 * used part of each CPU's counters. */
+	 * used part of each shard that may hold counts. */
 	char *dst = static_cast<char *>(m);
 	allocinfo_store_header *h = g_store.hdr;
 	uint32_t nr = h->nr_tags;
 	memcpy(dst + h->tags_offset, g_store.tags, (size_t)nr * sizeof(allocinfo_store_tag));
 	memcpy(dst + h->strings_offset, g_store.strings, h->strings_used);
-	for (uint32_t cpu = 0; cpu < h->nr_cpus; cpu++) {
-		size_t off = h->counters_offset + (size_t)cpu * h->cpu_stride;
+	for (uint32_t shard = 0, n = shards_in_use(); shard < n; shard++) {
+		size_t off = h->counters_offset + ((size_t)shard << g_store.shard_shift);
 		memcpy(dst + off, g_store.base + off, (size_t)nr * sizeof(allocinfo_counter));
 	}
 	/* The header last, and its magic after the rest of it: until then a reader that

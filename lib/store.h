@@ -21,7 +21,7 @@ struct store {
 	allocinfo_store_tag *tags = nullptr;
 	char *strings = nullptr;
 	char *counters = nullptr;
-	uint32_t cpu_shift = 0;			/* log2 of the header's cpu_stride */
+	uint32_t shard_shift = 0;		/* log2 of the header's cpu_stride */
 };
 extern store g_store HIDDEN;
 
@@ -29,15 +29,17 @@ extern store g_store HIDDEN;
  * touched. A BPF store has a smaller tag capacity (store_bpf.cpp): its counters map
  * is allocated in full. */
 constexpr uint32_t STORE_TAG_CAPACITY = 1u << 16;
-constexpr uint32_t STORE_CPU_SHIFT = 20;		/* 65536 slots x 16 bytes */
 constexpr uint64_t STORE_STRINGS_CAPACITY = 16u << 20;
-constexpr uint32_t STORE_MAX_CPUS = 4096;
+/* Counter shards: four per CPU, at least 64. Shard 0 is shared; each of the others
+ * serves one thread at a time. Threads beyond that many at once share shard 0. */
+constexpr uint32_t STORE_MIN_SHARDS = 64;
+constexpr uint32_t STORE_MAX_SHARDS = 4096;
 
 /* Where shm stores live: $ALLOCINFO_STORE_DIR, else /dev/shm. */
 const char *store_dir() HIDDEN;
 
 /* The layout of a store with this capacity (store_bpf.cpp sizes its maps by it). */
-void store_layout(allocinfo_store_header *h, uint32_t nr_cpus, uint32_t tag_capacity) HIDDEN;
+void store_layout(allocinfo_store_header *h, uint32_t nr_shards, uint32_t tag_capacity) HIDDEN;
 /* Creates the store file of pid, `size` bytes, replacing any older one; the fd or -1. */
 int store_open_shm(pid_t pid, size_t size, char *path, size_t path_len) HIDDEN;
 
@@ -52,10 +54,10 @@ uint32_t store_intern(const char *s) HIDDEN;
 void store_publish_tag(uint32_t slot, uint32_t flags, uint32_t file_off, uint32_t func_off,
 		       uint32_t module_off, uint32_t line, uint64_t addr) HIDDEN;
 void store_set_tag_flags(uint32_t slot, uint32_t set, uint32_t clear) HIDDEN;
-/* Frees a slot: zeroes its counters on every CPU and marks it unused. */
+/* Frees a slot: zeroes its counters in every shard and marks it unused. */
 void store_clear_tag(uint32_t slot) HIDDEN;
 
-/* Sum of a slot's counters over all CPUs. */
+/* Sum of a slot's counters over all shards. */
 void store_sum(uint32_t slot, int64_t *bytes, int64_t *calls) HIDDEN;
 
 /* In a forked child: a new store for the new pid, starting from a copy of the parent's,

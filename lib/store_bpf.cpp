@@ -46,6 +46,7 @@
 #include "store_bpf_format.h"
 #include "store_bpf_sys.h"
 #include "store_reader.h"
+#include "thread_shard.h"
 
 namespace allocinfo {
 
@@ -744,9 +745,9 @@ bool store_bpf_fork_child()
 	memcpy(dst, g_store.base, 4096);
 	memcpy(dst + h->tags_offset, g_store.tags, (size_t)nr * sizeof(allocinfo_store_tag));
 	memcpy(dst + h->strings_offset, g_store.strings, h->strings_used);
-	for (uint32_t cpu = 0; cpu < h->nr_cpus; cpu++)
-		memcpy(static_cast<char *>(b) + (size_t)cpu * h->cpu_stride,
-		       g_store.counters + (size_t)cpu * h->cpu_stride,
+	size_t stride = (size_t)g_bpf.capacity * sizeof(allocinfo_counter);
+	for (uint32_t shard = 0, n = shards_in_use(); shard < n; shard++)
+		memcpy(static_cast<char *>(b) + shard * stride, g_store.counters + shard * stride,
 		       (size_t)nr * sizeof(allocinfo_counter));
 	auto *nh = reinterpret_cast<allocinfo_store_header *>(dst);
 	nh->pid = (int32_t)pid;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The layout of a store: the shared memory through which one instrumented process
- * publishes its tags and per-CPU counters. The writer is the process itself; readers
+ * publishes its tags and counters. The writer is the process itself; readers
  * (allocinfo, allocinfod, the BPF iterator) treat every field as untrusted input.
  *
  * One mapping, offsets from its start:
@@ -12,7 +12,11 @@
  *   [counters_offset, +nr_cpus*cpu_stride)
  *                                    struct allocinfo_counter[nr_cpus][tag_capacity]
  *
- * Counters are CPU-major so that two CPUs never write the same cache line. Regions
+ * The counters are split in nr_cpus shards (the name is historical: a shard belongs to
+ * a thread, not to a CPU). Shard 0 is shared and updated with atomic adds; every other
+ * shard has one writer at a time, a thread of the process. A tag's live bytes and
+ * calls are the sums over shards; only the first shards_used shards can be nonzero.
+ * Counters are shard-major so that two threads never write the same cache line. Regions
  * are reserved at creation time and never move: the fast path holds plain pointers.
  * Pages that were never touched cost nothing (sparse file, anonymous zero pages).
  *
@@ -52,7 +56,7 @@ struct allocinfo_store_header {
 	uint32_t header_size;        /* sizeof(struct allocinfo_store_header) */
 	uint64_t total_size;         /* size of the whole mapping */
 	int32_t  pid;
-	uint32_t nr_cpus;            /* counter shards */
+	uint32_t nr_cpus;            /* counter shards (see above) */
 	uint64_t start_time;         /* /proc/<pid>/stat field 22, clock ticks since boot */
 	uint32_t tag_capacity;
 	uint32_t nr_tags;            /* slots [0, nr_tags) may be used; release-stored */
@@ -61,13 +65,16 @@ struct allocinfo_store_header {
 	uint64_t strings_capacity;
 	uint64_t strings_used;       /* release-stored after the bytes are written */
 	uint64_t counters_offset;
-	uint64_t cpu_stride;         /* bytes between two CPUs' counter arrays */
+	uint64_t cpu_stride;         /* bytes between two shards */
 	uint32_t enabled;            /* run-time switch: 1 counts; others may write it */
 	uint32_t state;              /* ALLOCINFO_STATE_* */
 	uint32_t exe_off;            /* string: the executable's path */
 	uint32_t backend;            /* 0 shm or anonymous, 1 BPF maps */
 	uint64_t generation;         /* bumped whenever a tag slot is (re)written */
-	uint64_t reserved[8];
+	uint32_t shards_used;        /* shards [0, shards_used) may be nonzero; grows,
+				      * release-stored; 0 (older writers): all of them */
+	uint32_t reserved32;
+	uint64_t reserved[7];
 };
 
 /* One tag: 32 bytes. A slot being rewritten has an odd seq (a seqlock). */
@@ -81,7 +88,7 @@ struct allocinfo_store_tag {
 	uint64_t addr;               /* dynamic tags: the call's address, link-time vaddr */
 };
 
-/* One tag's counter on one CPU. Sums over CPUs give the live bytes and calls. */
+/* One tag's counter in one shard. Sums over shards give the live bytes and calls. */
 struct allocinfo_counter {
 	int64_t  bytes;
 	int64_t  calls;

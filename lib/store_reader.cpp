@@ -146,8 +146,10 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why)
 		why = "cannot read tags";
 		return false;
 	}
+	/* Shards past shards_used were never written. */
+	uint32_t shards = h.shards_used >= 1 && h.shards_used <= h.nr_cpus ? h.shards_used : h.nr_cpus;
 	std::vector<allocinfo_counter> sums(nr), cpu(nr);
-	for (uint32_t c = 0; c < h.nr_cpus && nr; c++) {
+	for (uint32_t c = 0; c < shards && nr; c++) {
 		if (!src.read(h.counters_offset + c * h.cpu_stride, cpu.data(),
 			      nr * sizeof(allocinfo_counter))) {
 			why = "cannot read counters";

@@ -71,7 +71,7 @@ struct store_snapshot {
 };
 
 /* Limits past which a store is refused as implausible. */
-constexpr uint32_t READER_MAX_CPUS = 4097;	/* CPUs and the no-rseq shard */
+constexpr uint32_t READER_MAX_CPUS = 4097;	/* counter shards */
 constexpr uint32_t READER_MAX_TAGS = 1u << 20;
 constexpr uint64_t READER_MAX_STRINGS = 64ull << 20;
 constexpr size_t READER_MAX_STRING = 4096;

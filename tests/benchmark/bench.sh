@@ -222,8 +222,7 @@ time_row "C++ map, vector, shared_ptr" cxx cpu "off on preload $ht" 1000000 ms/r
 time_row "producer/consumer (2 threads)" prodcons wall "off on preload $ht" 1 ns/msg
 
 # 3. instructions per pair (callgrind): the difference between two run lengths, so
-# start-up and exit cancel out. Under valgrind there is no rseq: the counters take
-# their fallback (atomic adds on a per-thread shard).
+# start-up and exit cancel out. The path counted is the one that runs natively.
 if [ $use_callgrind = yes ]; then
 	echo "  callgrind" >&2
 	ir() {	# ir VARIANT ITERS -> instructions executed by the whole run
@@ -311,7 +310,7 @@ the ratio of the fastest runs in parentheses. 1-thread rows: CPU time; 2-thread
 rows, producer/consumer and every heaptrack figure: wall time. Speed-up rows: the
 variant's 2*t(1 thread)/t(2 threads) from its fastest runs, divided by the
 baseline's (base column: the baseline's own speed-up). Instructions: extra per pair over the baseline's
-(callgrind, which has no rseq: the library's atomic fallback). Memory: extra bytes
+(callgrind). Memory: extra bytes
 per live allocation. Report rows: time of one allocinfo_print() to /dev/null, per
 tag, and one `allocinfo -p PID` when the CLI is built.
 EOF

@@ -67,6 +67,13 @@ tests_unit_test_control_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_control_LDADD = $(UNIT_LDADD)
 tests_unit_test_control_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_threads tests/unit/test_control
+
+check_PROGRAMS += tests/unit/test_shards
+tests_unit_test_shards_SOURCES = tests/unit/test_shards.c
+tests_unit_test_shards_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_shards_LDADD = $(UNIT_LDADD) -lpthread
+tests_unit_test_shards_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/unit/test_shards
 endif
 
 if ENABLE_UNIT

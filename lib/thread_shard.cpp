@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/* Handing counter shards to threads and taking them back (see thread_shard.h). */
+#include "thread_shard.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "store.h"
+
+namespace allocinfo {
+
+namespace {
+
+enum class shard_state : uint8_t {
+	none,		/* has not asked for a shard yet */
+	owned,		/* allocinfo__thread.shard is its own */
+	shared,		/* counts in shard 0: none was free, or the thread is exiting */
+};
+__thread shard_state t_state __attribute__((tls_model("initial-exec")));
+__thread uint32_t t_index __attribute__((tls_model("initial-exec")));
+
+/* Bit i: shard i belongs to a live thread. Shard 0 is never handed out. */
+uint64_t g_taken[STORE_MAX_SHARDS / 64];
+
+pthread_key_t g_exit_key;
+bool g_have_exit_key;
+
+char *shard_base(uint32_t i)
+{
+	return g_fast.counters + ((uint64_t)i << g_fast.shard_shift);
+}
+
+/* The lowest free shard (which keeps shards_used low), or 0. Acquire: the previous
+ * owner's plain writes happen before ours. */
+uint32_t take_free_shard()
+{
+	uint32_t n = g_fast.nr_shards;
+	for (uint32_t w = 0; w * 64 < n; w++) {
+		uint64_t bits = __atomic_load_n(&g_taken[w], __ATOMIC_RELAXED);
+		while (~bits) {
+			uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(~bits);
+			if (i >= n)
+				return 0;
+			if (__atomic_compare_exchange_n(&g_taken[w], &bits, bits | 1ull << (i % 64),
+							false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+				return i;
+		}
+	}
+	return 0;
+}
+
+void give_back(uint32_t i)
+{
+	__atomic_fetch_and(&g_taken[i / 64], ~(1ull << (i % 64)), __ATOMIC_RELEASE);
+}
+
+/* Raises shards_used to cover shard i before the thread writes into it. */
+void note_used(uint32_t i)
+{
+	uint32_t *used = &g_store.hdr->shards_used;
+	uint32_t cur = __atomic_load_n(used, __ATOMIC_RELAXED);
+	while (cur <= i && !__atomic_compare_exchange_n(used, &cur, i + 1, false,
+							 __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+	}
+}
+
+/* The key's destructor, at thread exit: later allocations of this thread (other
+ * destructors) count in the shared shard. */
+void on_thread_exit(void *)
+{
+	if (t_state != shard_state::owned)
+		return;
+	allocinfo__thread.shard = nullptr;
+	t_state = shard_state::shared;
+	give_back(t_index);
+}
+
+bool claim()
+{
+	/* Shared until it owns one: an allocation from a signal handler meanwhile does
+	 * not claim a second shard. */
+	t_state = shard_state::shared;
+	if (!g_have_exit_key)
+		return false;
+	uint32_t i = take_free_shard();
+	if (!i)
+		return false;	/* all taken: this thread shares shard 0 from now on */
+	note_used(i);
+	t_index = i;
+	allocinfo__thread.shard = shard_base(i);
+	t_state = shard_state::owned;
+	/* May allocate (keys past the first 32): counted in the new shard. */
+	if (pthread_setspecific(g_exit_key, reinterpret_cast<void *>(1)) != 0) {
+		on_thread_exit(nullptr);	/* no exit hook: do not keep it */
+		return false;
+	}
+	return true;
+}
+
+} /* namespace */
+
+void counter_add_unowned(uint32_t slot, int64_t bytes, int64_t calls)
+{
+	if (t_state == shard_state::none && claim()) {
+		counter_add(slot, bytes, calls);
+		return;
+	}
+	allocinfo_counter *c = counter_at(shard_base(0), slot);
+	__atomic_fetch_add(&c->bytes, bytes, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->calls, calls, __ATOMIC_RELAXED);
+}
+
+bool shards_init()
+{
+	g_taken[0] = 1;
+	g_have_exit_key = pthread_key_create(&g_exit_key, on_thread_exit) == 0;
+	return g_have_exit_key;
+}
+
+void shards_fork_child()
+{
+	memset(g_taken, 0, sizeof(g_taken));
+	g_taken[0] = 1;
+	if (t_state == shard_state::owned)
+		g_taken[t_index / 64] |= 1ull << (t_index % 64);
+}
+
+uint32_t shards_in_use()
+{
+	uint32_t used = __atomic_load_n(&g_store.hdr->shards_used, __ATOMIC_ACQUIRE);
+	return used >= 1 && used <= g_fast.nr_shards ? used : g_fast.nr_shards;
+}
+
+} /* namespace allocinfo */

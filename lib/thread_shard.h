@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Counter updates without a lock-prefixed instruction: each thread adds into a shard
+ * of the store's counters that no other thread writes.
+ *
+ * Shard 0 is shared and only ever updated with atomic adds. Shards 1 and up are handed
+ * to threads, one each, at their first counted allocation, and handed back when the
+ * thread exits (a pthread key's destructor). The owner updates its counters with plain
+ * read-modify-write instructions, one instruction per word: a signal handler running
+ * on the same thread cannot split one, and a reader in another process never sees a
+ * torn 8-byte value. A shard keeps its values when its thread exits, and the next
+ * owner adds to them: counts are sums over shards, so nothing is folded and nothing is
+ * lost when threads come and go, and a block freed by another thread simply subtracts
+ * in that thread's shard.
+ *
+ * A thread that finds every shard taken, or that allocates after its exit hook ran,
+ * counts in the shared shard.
+ *
+ * The header's shards_used is the high-water mark of claimed shards, so that readers
+ * (and fork) skip shards never written.
+ */
+#ifndef ALLOCINFO_THREAD_SHARD_H
+#define ALLOCINFO_THREAD_SHARD_H
+
+#include "internal.h"
+
+namespace allocinfo {
+
+/* This thread's shard: the address of its counter for slot 0; null while it has none.
+ * It lives next to the thread's tag words, which the fast path reads anyway. */
+static inline char *thread_shard()
+{
+	return static_cast<char *>(allocinfo__thread.shard);
+}
+
+static inline allocinfo_counter *counter_at(char *shard, uint32_t slot)
+{
+	return reinterpret_cast<allocinfo_counter *>(shard + ((uintptr_t)slot << 4));
+}
+
+/* *p += v as one instruction, which neither a signal nor a reader can split. */
+static inline __attribute__((always_inline)) void add_owned(int64_t *p, int64_t v)
+{
+#if defined(__x86_64__)
+	asm("addq %1, %0" : "+m"(*p) : "er"(v));
+#else
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+#endif
+}
+
+static inline __attribute__((always_inline)) void sub_owned(int64_t *p, int64_t v)
+{
+#if defined(__x86_64__)
+	asm("subq %1, %0" : "+m"(*p) : "er"(v));
+#else
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) - v, __ATOMIC_RELAXED);
+#endif
+}
+
+/* For a thread without a shard: claims one, or adds atomically to the shared shard. */
+void counter_add_unowned(uint32_t slot, int64_t bytes, int64_t calls) HIDDEN;
+
+static inline __attribute__((always_inline)) void
+counter_add(uint32_t slot, int64_t bytes, int64_t calls)
+{
+	char *shard = thread_shard();
+	if (unlikely(!shard)) {
+		counter_add_unowned(slot, bytes, calls);
+		return;
+	}
+	allocinfo_counter *c = counter_at(shard, slot);
+	add_owned(&c->bytes, bytes);
+	add_owned(&c->calls, calls);
+}
+
+static inline __attribute__((always_inline)) void
+counter_sub(uint32_t slot, int64_t bytes, int64_t calls)
+{
+	char *shard = thread_shard();
+	if (unlikely(!shard)) {
+		counter_add_unowned(slot, -bytes, -calls);
+		return;
+	}
+	allocinfo_counter *c = counter_at(shard, slot);
+	sub_owned(&c->bytes, bytes);
+	sub_owned(&c->calls, calls);
+}
+
+/* Start-up: the exit hook. False if there is none (every thread then shares shard 0). */
+bool shards_init() HIDDEN;
+/* In a forked child: only the calling thread survives, and keeps its shard. */
+void shards_fork_child() HIDDEN;
+/* Shards that may hold counts: [0, shards_in_use()). */
+uint32_t shards_in_use() HIDDEN;
+
+} /* namespace allocinfo */
+
+#endif /* ALLOCINFO_THREAD_SHARD_H */
