@@ -35,7 +35,7 @@ void *allocated_unowned(alloc_record *rec, uint32_t slot, size_t size)
 	return finish(rec, slot, size, RECORD_MAGIC);
 }
 
-void release_unowned(alloc_record *rec, uint32_t slot, size_t size)
+void release_unowned(alloc_record *rec, uint32_t slot, size_t size) noexcept
 {
 	counter_add_unowned(slot, -(int64_t)size, -1);
 	backend::free(rec);
@@ -86,7 +86,7 @@ bool check_pointer(void *p, const char *what)
 	return false;
 }
 
-void release_plain(void *p)
+void release_plain(void *p) noexcept
 {
 	/* Made while counting was off, or (sanitizer builds) by the sanitizer itself.
 	 * Otherwise, under debug, every block has a record. */
@@ -95,7 +95,7 @@ void release_plain(void *p)
 	backend::free(p);
 }
 
-void release_slow(void *p)
+void release_slow(void *p) noexcept
 {
 	alloc_record *rec = record_of(p);
 	uint32_t meta = rec->meta;

@@ -22,11 +22,11 @@
 #ifndef ALLOCINFO_BACKEND_NEXT
 /* Calls into glibc go through the GOT directly, without the PLT's extra jump. */
 extern "C" {
-void *__libc_malloc(size_t) __attribute__((noplt));
-void *__libc_calloc(size_t, size_t) __attribute__((noplt));
-void *__libc_realloc(void *, size_t) __attribute__((noplt));
-void __libc_free(void *) __attribute__((noplt));
-void *__libc_memalign(size_t, size_t) __attribute__((noplt));
+void *__libc_malloc(size_t) noexcept __attribute__((noplt));
+void *__libc_calloc(size_t, size_t) noexcept __attribute__((noplt));
+void *__libc_realloc(void *, size_t) noexcept __attribute__((noplt));
+void __libc_free(void *) noexcept __attribute__((noplt));
+void *__libc_memalign(size_t, size_t) noexcept __attribute__((noplt));
 }
 #endif
 
@@ -144,11 +144,11 @@ void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve 
 bool check_pointer(void *p, const char *what) HIDDEN;
 
 /* free() of a block without a record (made while counting was off). */
-void release_plain(void *p) HIDDEN;
+void release_plain(void *p) noexcept HIDDEN;
 /* free() of a block whose record is not plain: aligned, uncounted, debug. */
-void release_slow(void *p) HIDDEN;
+void release_slow(void *p) noexcept HIDDEN;
 /* free() of a plain record by a thread without a shard of its own. */
-void release_unowned(alloc_record *rec, uint32_t slot, size_t size) HIDDEN;
+void release_unowned(alloc_record *rec, uint32_t slot, size_t size) noexcept HIDDEN;
 
 /* Every branch away from the common case ends in a tail call, so that free() needs no
  * stack frame. */

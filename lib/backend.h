@@ -14,11 +14,11 @@
 #include "internal.h"
 
 extern "C" {
-void *__libc_malloc(size_t);
-void *__libc_calloc(size_t, size_t);
-void *__libc_realloc(void *, size_t);
-void __libc_free(void *);
-void *__libc_memalign(size_t, size_t);
+void *__libc_malloc(size_t) noexcept;
+void *__libc_calloc(size_t, size_t) noexcept;
+void *__libc_realloc(void *, size_t) noexcept;
+void __libc_free(void *) noexcept;
+void *__libc_memalign(size_t, size_t) noexcept;
 }
 
 namespace allocinfo {

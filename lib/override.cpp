@@ -488,7 +488,7 @@ inline void *do_new_nothrow(size_t n, size_t align, uintptr_t ra) noexcept
 
 /* Sized delete: under ALLOCINFO_DEBUG, a size that differs from the allocation's is
  * reported (it is undefined behaviour that other allocators punish). */
-[[gnu::noinline]] void sized_delete_debug(void *p, size_t n)
+[[gnu::noinline]] void sized_delete_debug(void *p, size_t n) noexcept
 {
 	if (p && check_pointer(p, "operator delete") &&
 	    record_of(p)->size != n && !(n == 0 && record_of(p)->size == 0))
@@ -497,12 +497,27 @@ inline void *do_new_nothrow(size_t n, size_t align, uintptr_t ra) noexcept
 	do_free(p);
 }
 
-inline void do_sized_delete(void *p, size_t n)
+[[gnu::noinline]] void sized_delete_slow(void *p, size_t n) noexcept
 {
-	if (unlikely(g_fast.debug))
+	if (g_fast.debug)
 		sized_delete_debug(p, n);
 	else
 		do_free(p);
+}
+
+/* Under ALLOCINFO_DEBUG every block has a marked record (or none), never the plain
+ * magic: the size is checked only off the common case, which costs no extra test. */
+inline void do_sized_delete(void *p, size_t n)
+{
+	if (!RECORD_ALWAYS && likely(p) && unlikely(record_of(p)->meta != RECORD_MAGIC)) {
+		sized_delete_slow(p, n);
+		return;
+	}
+	if (RECORD_ALWAYS && unlikely(g_fast.debug)) {
+		sized_delete_debug(p, n);
+		return;
+	}
+	do_free(p);
 }
 
 } /* namespace */
