@@ -449,10 +449,33 @@ namespace {
 }
 
 /* The two halves of new, each ending in a tail call when memory is there. */
+/* new_fast's retries after the new handler, charged to the slot it chose: so the
+ * return address need not stay live across the call into glibc. */
+[[gnu::noinline]] void *new_failed_at(size_t n, uint32_t slot)
+{
+	for (;;) {
+		std::new_handler h = std::get_new_handler();
+		if (!h)
+			throw std::bad_alloc();
+		h();
+		void *p;
+		if (fast_go()) {
+			p = allocate(slot, n, false);
+		} else {
+			slow_plan plan = slow_mode();
+			p = plan.mode == how::counted ? allocate(slot, n, false, plan.flags)
+						      : allocate_planned(plan, n, false);
+		}
+		if (p)
+			return p;
+	}
+}
+
 [[gnu::noinline]] void *new_fast(size_t n, uintptr_t ra)
 {
-	void *p = allocate(slot_for_caller(ra), n, false);
-	return likely(p != nullptr) ? p : new_failed(n, 0, ra, false);
+	uint32_t slot = slot_for_caller(ra);
+	void *p = allocate(slot, n, false);
+	return likely(p != nullptr) ? p : new_failed_at(n, slot);
 }
 
 [[gnu::noinline]] void *new_off(size_t n, uintptr_t ra)

@@ -309,8 +309,8 @@ Times: base is the absolute figure; the other columns are median ratios to it, w
 the ratio of the fastest runs in parentheses. 1-thread rows: CPU time; 2-thread
 rows, producer/consumer and every heaptrack figure: wall time. Speed-up rows: the
 variant's 2*t(1 thread)/t(2 threads) from its fastest runs, divided by the
-baseline's (base column: the baseline's own speed-up). Instructions: extra per pair over the baseline's
-(callgrind). Memory: extra bytes
-per live allocation. Report rows: time of one allocinfo_print() to /dev/null, per
-tag, and one `allocinfo -p PID` when the CLI is built.
+baseline's (base column: the baseline's own speed-up). Instructions: extra per
+pair over the baseline's (callgrind). Memory: extra bytes per live allocation.
+Report rows: time of one allocinfo_print() to /dev/null, per tag, and one
+`allocinfo -p PID` when the CLI is built.
 EOF

@@ -15,6 +15,11 @@
 #include <vector>
 
 #include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 extern "C" {
 #include <cmocka.h>
 }
@@ -172,6 +177,66 @@ void test_scope_charges_new(void **)
 	assert_site(__FILE__, line, "{anonymous}::test_scope_charges_new", 0, 0);
 }
 
+/* An address-space limit just above what the process maps makes a big new fail
+ * once; the new handler lifts the limit, and the retry is charged to the line of
+ * the new-expression like any other. Without a handler, bad_alloc, and nothing
+ * counted. */
+constexpr size_t BIG = 256u << 20;
+struct rlimit saved_limit;
+int handler_calls;
+
+void lift_limit()
+{
+	handler_calls++;
+	setrlimit(RLIMIT_AS, &saved_limit);
+}
+
+bool limit_address_space()
+{
+	unsigned long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (!f)
+		return false;
+	int ok = fscanf(f, "%lu", &pages) == 1;
+	fclose(f);
+	if (!ok || getrlimit(RLIMIT_AS, &saved_limit) != 0)
+		return false;
+	struct rlimit low = saved_limit;
+	low.rlim_cur = pages * (rlim_t)sysconf(_SC_PAGESIZE) + (32u << 20);
+	return setrlimit(RLIMIT_AS, &low) == 0;
+}
+
+void test_new_handler_retries(void **)
+{
+	const char *san = getenv("ALLOCINFO_SANITIZER");
+	if (san && strcmp(san, "no") != 0)
+		skip();	/* sanitizers reserve terabytes of address space */
+	assert_true(limit_address_space());
+	std::set_new_handler(lift_limit);
+	int line = HERE_NEXT;
+	char *p = new char[BIG];
+	escape(p);
+	std::set_new_handler(nullptr);
+	assert_int_equal(handler_calls, 1);
+	assert_site(__FILE__, line, "{anonymous}::test_new_handler_retries", BIG, 1);
+	delete[] p;
+	struct site_counts c = site_lookup(__FILE__, line, nullptr);
+	assert_true(!c.found || (c.bytes == 0 && c.calls == 0));	/* caller tags at 0 go */
+
+	assert_true(limit_address_space());
+	bool thrown = false;
+	int line2 = HERE_NEXT;
+	try {
+		escape(new char[BIG]);
+	} catch (const std::bad_alloc &) {
+		thrown = true;
+	}
+	setrlimit(RLIMIT_AS, &saved_limit);
+	assert_true(thrown);
+	c = site_lookup(__FILE__, line2, nullptr);
+	assert_true(!c.found || (c.bytes == 0 && c.calls == 0));
+}
+
 } // namespace
 
 int main()
@@ -182,6 +247,7 @@ int main()
 		cmocka_unit_test(test_containers_leave_nothing),
 		cmocka_unit_test(test_tagged_calls_in_cxx),
 		cmocka_unit_test(test_scope_charges_new),
+		cmocka_unit_test(test_new_handler_retries),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
