@@ -26,6 +26,21 @@ bool caller_tags_init()
 	return true;
 }
 
+uint32_t caller_slot_probe(uintptr_t ra, uint32_t h)
+{
+	if (__atomic_load_n(&g_callers[h].ra, __ATOMIC_ACQUIRE) == 0)
+		return caller_slot_slow(ra);	/* entries fill in probe order */
+	for (uint32_t i = 1; i < CALLER_PROBES; i++) {
+		const caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
+		uintptr_t key = __atomic_load_n(&e->ra, __ATOMIC_ACQUIRE);
+		if (key == ra)
+			return e->slot;
+		if (key == 0)
+			break;
+	}
+	return caller_slot_slow(ra);
+}
+
 uint32_t caller_slot_slow(uintptr_t ra)
 {
 	if (in_fork_window())

@@ -31,24 +31,22 @@ constexpr uintptr_t CALLER_TOMBSTONE = 1;
 extern caller_entry *g_callers HIDDEN;
 
 uint32_t caller_slot_slow(uintptr_t ra) HIDDEN;
+/* The probes after the first, then caller_slot_slow(). */
+uint32_t caller_slot_probe(uintptr_t ra, uint32_t h) HIDDEN;
 
 static inline uint32_t caller_hash(uintptr_t ra)
 {
 	return (uint32_t)(((uint64_t)ra * 0x9e3779b97f4a7c15ull) >> (64 - CALLER_TABLE_BITS));
 }
 
+/* The first probe inline: a caller is nearly always found where it hashes. */
 static inline uint32_t caller_slot(uintptr_t ra)
 {
 	uint32_t h = caller_hash(ra);
-	for (uint32_t i = 0; i < CALLER_PROBES; i++) {
-		const caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
-		uintptr_t key = __atomic_load_n(&e->ra, __ATOMIC_ACQUIRE);
-		if (key == ra)
-			return e->slot;
-		if (key == 0)
-			break;
-	}
-	return caller_slot_slow(ra);
+	const caller_entry *e = &g_callers[h];
+	if (likely(__atomic_load_n(&e->ra, __ATOMIC_ACQUIRE) == ra))
+		return e->slot;
+	return caller_slot_probe(ra, h);
 }
 
 /* Start-up: maps the table. */
