@@ -82,7 +82,7 @@ void start()
 	g_fast.enabled = &h->enabled;
 	g_fast.debug = o.debug;
 	if (!shards_init())
-		log_message("no thread exit hook: every thread counts with atomic adds");
+		log_message("no thread exit hook: threads count in per-CPU shards");
 	registry_init();
 	__atomic_store_n(&g_fast.state, STATE_RUNNING, __ATOMIC_RELEASE);
 	/* Debugging takes the slow path, which checks every pointer. */

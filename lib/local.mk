@@ -40,6 +40,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/log.cpp \
 	lib/backend.h lib/backend.cpp \
 	lib/thread_shard.h lib/thread_shard.cpp \
+	lib/cpu_shard.h lib/cpu_shard.cpp \
 	lib/store.h lib/store.cpp \
 	lib/registry.h lib/registry.cpp \
 	lib/caller_tags.h lib/caller_tags.cpp \

@@ -113,22 +113,23 @@ const char *store_dir()
 
 bool store_create(store_kind requested)
 {
-	uint64_t nr_shards = (uint64_t)possible_cpus() * 4;
-	if (nr_shards < STORE_MIN_SHARDS)
-		nr_shards = STORE_MIN_SHARDS;
-	if (nr_shards > STORE_MAX_SHARDS)
-		nr_shards = STORE_MAX_SHARDS;
+	uint32_t cpus = possible_cpus();
+	if (cpus == 0 || cpus > STORE_MAX_CPU_SHARDS)
+		cpus = cpus ? STORE_MAX_CPU_SHARDS : 64;
+	uint32_t nr_shards = cpus * 4 > STORE_MIN_SHARDS ? cpus * 4 : STORE_MIN_SHARDS;
+	g_store.nr_cpu_shards = cpus;
+	g_store.cpu_shard_first = nr_shards - cpus;
 	uint32_t capacity = STORE_TAG_CAPACITY;
 	size_t size = 0;
 	pid_t pid = getpid();
 	char *base = nullptr;
 
 	if (requested == store_kind::automatic || requested == store_kind::bpf)
-		base = store_bpf_create(pid, (uint32_t)nr_shards, requested == store_kind::bpf, &capacity, &size);
+		base = store_bpf_create(pid, nr_shards, requested == store_kind::bpf, &capacity, &size);
 	if (base)
 		g_store.kind = store_kind::bpf;
 	else
-		size = total_size((uint32_t)nr_shards, capacity);
+		size = total_size(nr_shards, capacity);
 
 	if (!base && requested != store_kind::none) {
 		int fd = open_shm(pid, size, g_store.path, sizeof(g_store.path));
@@ -160,7 +161,7 @@ bool store_create(store_kind requested)
 	}
 
 	auto *h = reinterpret_cast<allocinfo_store_header *>(base);
-	layout(h, (uint32_t)nr_shards, capacity);
+	layout(h, nr_shards, capacity);
 	h->backend = g_store.kind == store_kind::bpf ? 1 : 0;
 	h->pid = (int32_t)pid;
 	h->start_time = process_start_time(pid);

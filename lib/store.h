@@ -22,6 +22,8 @@ struct store {
 	char *strings = nullptr;
 	char *counters = nullptr;
 	uint32_t shard_shift = 0;		/* log2 of the header's cpu_stride */
+	uint32_t cpu_shard_first = 0;		/* shards [1, this) belong to threads */
+	uint32_t nr_cpu_shards = 0;		/* then one per CPU */
 };
 extern store g_store HIDDEN;
 
@@ -30,10 +32,12 @@ extern store g_store HIDDEN;
  * is allocated in full. */
 constexpr uint32_t STORE_TAG_CAPACITY = 1u << 16;
 constexpr uint64_t STORE_STRINGS_CAPACITY = 16u << 20;
-/* Counter shards: four per CPU, at least 64. Shard 0 is shared; each of the others
- * serves one thread at a time. Threads beyond that many at once share shard 0. */
+/* Counter shards, four per CPU and at least 64 in all: shard 0, shared (atomic adds);
+ * then thread shards, each serving one thread at a time; then one shard per CPU
+ * (restartable sequences) for threads beyond that many alive at once. */
 constexpr uint32_t STORE_MIN_SHARDS = 64;
 constexpr uint32_t STORE_MAX_SHARDS = 4096;
+constexpr uint32_t STORE_MAX_CPU_SHARDS = 1024;	/* CPUs past it use shard 0 */
 
 /* Where shm stores live: $ALLOCINFO_STORE_DIR, else /dev/shm. */
 const char *store_dir() HIDDEN;

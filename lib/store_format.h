@@ -12,10 +12,11 @@
  *   [counters_offset, +nr_cpus*cpu_stride)
  *                                    struct allocinfo_counter[nr_cpus][tag_capacity]
  *
- * The counters are split in nr_cpus shards (the name is historical: a shard belongs to
- * a thread, not to a CPU). Shard 0 is shared and updated with atomic adds; every other
- * shard has one writer at a time, a thread of the process. A tag's live bytes and
- * calls are the sums over shards; only the first shards_used shards can be nonzero.
+ * The counters are split in nr_cpus shards (a count of shards, not only of CPUs):
+ * shard 0, shared and updated with atomic adds; then thread shards, each with one
+ * writer at a time, a thread of the process; then one shard per CPU, written by
+ * restartable sequences. A tag's live bytes and calls are the sums over shards; only
+ * the first shards_used shards can be nonzero.
  * Counters are shard-major so that two threads never write the same cache line. Regions
  * are reserved at creation time and never move: the fast path holds plain pointers.
  * Pages that were never touched cost nothing (sparse file, anonymous zero pages).

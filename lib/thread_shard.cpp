@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "cpu_shard.h"
 #include "store.h"
 
 namespace allocinfo {
@@ -14,7 +15,8 @@ namespace {
 enum class shard_state : uint8_t {
 	none,		/* has not asked for a shard yet */
 	owned,		/* allocinfo__thread.shard is its own */
-	shared,		/* counts in shard 0: none was free, or the thread is exiting */
+	shared,		/* none was free, or the thread is exiting: counts in its CPU's
+			 * shard, or in shard 0 */
 };
 __thread shard_state t_state __attribute__((tls_model("initial-exec")));
 __thread uint32_t t_index __attribute__((tls_model("initial-exec")));
@@ -30,11 +32,14 @@ char *shard_base(uint32_t i)
 	return g_fast.counters + ((uint64_t)i << g_fast.shard_shift);
 }
 
-/* The lowest free shard (which keeps shards_used low), or 0. Acquire: the previous
- * owner's plain writes happen before ours. */
+/* Set once a thread has counted in a CPU's shard. */
+bool g_cpu_shards_used;
+
+/* The lowest free thread shard (which keeps shards_used low), or 0. Acquire: the
+ * previous owner's plain writes happen before ours. */
 uint32_t take_free_shard()
 {
-	uint32_t n = g_fast.nr_shards;
+	uint32_t n = g_store.cpu_shard_first;
 	for (uint32_t w = 0; w * 64 < n; w++) {
 		uint64_t bits = __atomic_load_n(&g_taken[w], __ATOMIC_RELAXED);
 		while (~bits) {
@@ -105,6 +110,13 @@ void counter_add_unowned(uint32_t slot, int64_t bytes, int64_t calls)
 		counter_add(slot, bytes, calls);
 		return;
 	}
+	if (unlikely(!__atomic_load_n(&g_cpu_shards_used, __ATOMIC_RELAXED))) {
+		/* Before the first write there: readers then sum every shard. */
+		note_used(g_fast.nr_shards - 1);
+		__atomic_store_n(&g_cpu_shards_used, true, __ATOMIC_RELAXED);
+	}
+	if (cpu_shard_add(slot, bytes, calls))
+		return;
 	allocinfo_counter *c = counter_at(shard_base(0), slot);
 	__atomic_fetch_add(&c->bytes, bytes, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->calls, calls, __ATOMIC_RELAXED);
@@ -113,6 +125,8 @@ void counter_add_unowned(uint32_t slot, int64_t bytes, int64_t calls)
 bool shards_init()
 {
 	g_taken[0] = 1;
+	cpu_shards_init(shard_base(g_store.cpu_shard_first), (uint64_t)1 << g_fast.shard_shift,
+			g_store.nr_cpu_shards);
 	g_have_exit_key = pthread_key_create(&g_exit_key, on_thread_exit) == 0;
 	return g_have_exit_key;
 }

@@ -3,9 +3,10 @@
  * Counter updates without a lock-prefixed instruction: each thread adds into a shard
  * of the store's counters that no other thread writes.
  *
- * Shard 0 is shared and only ever updated with atomic adds. Shards 1 and up are handed
- * to threads, one each, at their first counted allocation, and handed back when the
- * thread exits (a pthread key's destructor). The owner updates its counters with plain
+ * Shard 0 is shared and only ever updated with atomic adds. The thread shards that
+ * follow it are handed to threads, one each, at their first counted allocation, and
+ * handed back when the thread exits (a pthread key's destructor). The last shards are
+ * per CPU (cpu_shard.h). The owner updates its counters with plain
  * read-modify-write instructions, one instruction per word: a signal handler running
  * on the same thread cannot split one, and a reader in another process never sees a
  * torn 8-byte value. A shard keeps its values when its thread exits, and the next
@@ -13,8 +14,9 @@
  * lost when threads come and go, and a block freed by another thread simply subtracts
  * in that thread's shard.
  *
- * A thread that finds every shard taken, or that allocates after its exit hook ran,
- * counts in the shared shard.
+ * A thread that finds every thread shard taken, or that allocates after its exit hook
+ * ran, counts in its CPU's shard with a restartable sequence (cpu_shard.h), and where
+ * rseq is not registered, in the shared shard.
  *
  * The header's shards_used is the high-water mark of claimed shards, so that readers
  * (and fork) skip shards never written.
@@ -57,7 +59,8 @@ static inline __attribute__((always_inline)) void sub_owned(int64_t *p, int64_t 
 #endif
 }
 
-/* For a thread without a shard: claims one, or adds atomically to the shared shard. */
+/* For a thread without a shard: claims one, or counts in its CPU's shard, or adds
+ * atomically to the shared shard. */
 void counter_add_unowned(uint32_t slot, int64_t bytes, int64_t calls) HIDDEN;
 
 static inline __attribute__((always_inline)) void
@@ -86,7 +89,8 @@ counter_sub(uint32_t slot, int64_t bytes, int64_t calls)
 	sub_owned(&c->calls, calls);
 }
 
-/* Start-up: the exit hook. False if there is none (every thread then shares shard 0). */
+/* Start-up: the exit hook and the CPU shards. False if there is no exit hook (threads
+ * then count in CPU shards, or shard 0). */
 bool shards_init() HIDDEN;
 /* In a forked child: only the calling thread survives, and keeps its shard. */
 void shards_fork_child() HIDDEN;

@@ -4,11 +4,11 @@
  * allocation and gives it back when it exits. These tests read the store's header
  * (nr_cpus shards, shards_used) next to the report:
  *  - threads that come and go one after another reuse one shard;
- *  - more threads alive at once than there are shards still count exactly (the rest
- *    share shard 0), also when each frees what another allocated;
+ *  - more threads alive at once than there are thread shards still count exactly (the
+ *    rest count in per-CPU shards), also when each frees what another allocated;
+ *  - after fork, the child's threads take shards again and count exactly;
  *  - a thread's allocations made after its shard went back (in a later thread-exit
- *    destructor) are counted, and freed elsewhere, exactly;
- *  - after fork, the child's threads take shards again and count exactly.
+ *    destructor) are counted, and freed elsewhere, exactly.
  */
 #include <allocinfo.h>
 
@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/rseq.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,6 +44,36 @@ static struct allocinfo_store_header read_header(void)
 	close(fd);
 	assert_memory_equal(h.magic, ALLOCINFO_STORE_MAGIC, sizeof(h.magic));
 	return h;
+}
+
+/* The counters of the tag at `line` of this file, in shard `shard`. */
+static struct allocinfo_counter shard_counter(int line, uint32_t shard)
+{
+	struct allocinfo_store_header h = read_header();
+	struct allocinfo_counter c = { 0, 0 };
+	const char *dir = getenv("ALLOCINFO_STORE_DIR");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/allocinfo-%d", dir && dir[0] == '/' ? dir : "/dev/shm",
+		 (int)getpid());
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	for (uint32_t slot = ALLOCINFO_TAG_FIRST; slot < h.nr_tags; slot++) {
+		struct allocinfo_store_tag t;
+		char file[64] = "";
+		assert_int_equal(pread(fd, &t, sizeof(t), (off_t)(h.tags_offset + slot * sizeof(t))),
+				 (ssize_t)sizeof(t));
+		if (!(t.flags & ALLOCINFO_TAGF_USED) || t.line != (uint32_t)line || !t.file_off)
+			continue;
+		assert_true(pread(fd, file, sizeof(file) - 1, (off_t)(h.strings_offset + t.file_off)) > 0);
+		if (!strstr(file, "test_shards.c"))
+			continue;
+		assert_int_equal(pread(fd, &c, sizeof(c), (off_t)(h.counters_offset +
+								  shard * h.cpu_stride + slot * sizeof(c))),
+				 (ssize_t)sizeof(c));
+		break;
+	}
+	close(fd);
+	return c;
 }
 
 static int one_line;
@@ -83,7 +114,8 @@ static void test_sequential_threads_reuse_a_shard(void **state)
 }
 
 /* Threads alive at once: more than shards. Each allocates, then frees the blocks of
- * its neighbour, which may count in another shard or in the shared one. */
+ * its neighbour, which may count in another thread's shard or in a CPU's. The shared
+ * shard 0 (atomic adds) is left alone wherever rseq is registered. */
 enum { PER_THREAD = 50 };
 static int crowd_line;
 static pthread_barrier_t crowd_ready, crowd_swapped;
@@ -139,6 +171,11 @@ static void test_more_threads_than_shards(void **state)
 			calls++;
 		}
 	assert_site(__FILE__, crowd_line, "crowd_block", bytes, calls);
+	if (__rseq_size > 0) {
+		struct allocinfo_counter in_shared = shard_counter(crowd_line, 0);
+		assert_int_equal(in_shared.bytes, 0);
+		assert_int_equal(in_shared.calls, 0);
+	}
 
 	for (int i = 0; i < crowd_size; i++)
 		pthread_join(t[i], NULL);
@@ -152,8 +189,8 @@ static void test_more_threads_than_shards(void **state)
 }
 
 /* A thread-exit destructor that runs after the library's (its key is newer, and
- * glibc runs destructors in key order) allocates: that block is counted in the
- * shared shard, and freed by the main thread. */
+ * glibc runs destructors in key order) allocates: that block is counted in a CPU's
+ * shard, and freed by the main thread. */
 static int late_line;
 static pthread_key_t late_key;
 static void *late_block;
@@ -272,12 +309,21 @@ static void test_threads_of_a_forked_child(void **state)
 	pthread_barrier_destroy(&hold_release);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	(void)argc;
+	/* The counters are read from the store file: a BPF store keeps them in a map. */
+	if (!getenv("ALLOCINFO_STORE")) {
+		setenv("ALLOCINFO_STORE", "shm", 1);
+		execv("/proc/self/exe", argv);
+		perror("test_shards: exec");
+		return 1;
+	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sequential_threads_reuse_a_shard),
-		cmocka_unit_test(test_allocation_after_thread_exit_hook),
+		/* before any thread counts in a CPU's shard, which raises shards_used to all */
 		cmocka_unit_test(test_threads_of_a_forked_child),
+		cmocka_unit_test(test_allocation_after_thread_exit_hook),
 		cmocka_unit_test(test_more_threads_than_shards),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
