@@ -30,16 +30,23 @@
 #include "site_report.h"
 #include "store_format.h"
 
-/* This process's store header. */
-static struct allocinfo_store_header read_header(void)
+/* This process's store file. */
+static int open_store(void)
 {
-	struct allocinfo_store_header h;
 	const char *dir = getenv("ALLOCINFO_STORE_DIR");
 	char path[512];
 	snprintf(path, sizeof(path), "%s/allocinfo-%d", dir && dir[0] == '/' ? dir : "/dev/shm",
 		 (int)getpid());
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
+	return fd;
+}
+
+/* This process's store header. */
+static struct allocinfo_store_header read_header(void)
+{
+	struct allocinfo_store_header h;
+	int fd = open_store();
 	assert_int_equal(pread(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
 	close(fd);
 	assert_memory_equal(h.magic, ALLOCINFO_STORE_MAGIC, sizeof(h.magic));
@@ -51,12 +58,7 @@ static struct allocinfo_counter shard_counter(int line, uint32_t shard)
 {
 	struct allocinfo_store_header h = read_header();
 	struct allocinfo_counter c = { 0, 0 };
-	const char *dir = getenv("ALLOCINFO_STORE_DIR");
-	char path[512];
-	snprintf(path, sizeof(path), "%s/allocinfo-%d", dir && dir[0] == '/' ? dir : "/dev/shm",
-		 (int)getpid());
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
+	int fd = open_store();
 	for (uint32_t slot = ALLOCINFO_TAG_FIRST; slot < h.nr_tags; slot++) {
 		struct allocinfo_store_tag t;
 		char file[64] = "";
