@@ -47,29 +47,66 @@ bool region_ok(uint64_t off, uint64_t len, uint64_t size)
 	return off <= size && len <= size - off;
 }
 
-/* A string at off in the strings area; "" for offset 0. An offset outside the area
- * or a string without its NUL makes the store bad. */
-std::string string_at(const std::vector<char> &strings, uint32_t off, bool *bad)
-{
-	if (off == 0)
-		return std::string();
-	if (off >= strings.size()) {
-		*bad = true;
-		return std::string();
+/*
+ * The strings area of a store: NUL-terminated strings, looked up by offset. An
+ * offset outside the area or a string without its NUL makes the store bad; names
+ * longer than READER_MAX_STRING are cut. Finding the NUL costs at most
+ * READER_MAX_STRING bytes whatever the area holds (the last NUL of the area is known),
+ * and tags usually repeat the offsets of the tag before them, which are remembered.
+ */
+class strings_area {
+public:
+	explicit strings_area(const std::vector<char> &s) : s_(s)
+	{
+		const void *nul = s.empty() ? nullptr : memrchr(s.data(), 0, s.size());
+		last_nul_ = nul ? (size_t)(static_cast<const char *>(nul) - s.data()) : 0;
+		has_nul_ = nul != nullptr;
 	}
-	const char *s = strings.data() + off;
-	const void *nul = memchr(s, 0, strings.size() - off);
-	if (!nul) {
-		*bad = true;
-		return std::string();
+
+	/* field: which of the tag's names (0..2), for the memory of the last offset. */
+	std::string_view at(uint32_t off, unsigned field, bool *bad)
+	{
+		if (off == 0)
+			return std::string_view();
+		last &l = last_[field];
+		if (l.off == off)
+			return l.view;
+		if (off >= s_.size()) {
+			*bad = true;
+			return std::string_view();
+		}
+		const char *p = s_.data() + off;
+		size_t room = s_.size() - off;
+		size_t limit = room < READER_MAX_STRING ? room : READER_MAX_STRING;
+		const void *nul = memchr(p, 0, limit);
+		size_t n;
+		if (nul)
+			n = (size_t)(static_cast<const char *>(nul) - p);
+		else if (has_nul_ && last_nul_ >= off)
+			n = READER_MAX_STRING;	/* a longer string, cut */
+		else {
+			*bad = true;
+			return std::string_view();
+		}
+		l.off = off;
+		l.view = std::string_view(p, n);
+		return l.view;
 	}
-	size_t n = (size_t)(static_cast<const char *>(nul) - s);
-	return std::string(s, n < READER_MAX_STRING ? n : READER_MAX_STRING);
-}
+
+private:
+	struct last {
+		uint32_t off = 0;
+		std::string_view view;
+	};
+	const std::vector<char> &s_;
+	size_t last_nul_ = 0;
+	bool has_nul_ = false;
+	last last_[3];
+};
 
 /* The report is one line per tag, space-separated: a name from a store must not be
  * able to add a token or a line. */
-std::string one_token(const std::string &s, const char *fallback)
+std::string one_token(std::string_view s, const char *fallback)
 {
 	if (s.empty())
 		return fallback;
@@ -87,6 +124,27 @@ int64_t saturating_add(int64_t a, int64_t b)
 	if (__builtin_add_overflow(a, b, &r))
 		return b > 0 ? INT64_MAX : INT64_MIN;
 	return r;
+}
+
+/*
+ * The live bytes and calls of slots [0, nr): the sums over the counter shards. The
+ * one place where a reader adds up shards.
+ */
+bool sum_counters(const store_source &src, const allocinfo_store_header &h, uint32_t nr,
+		  std::vector<allocinfo_counter> &sums)
+{
+	sums.assign(nr, allocinfo_counter{0, 0});
+	std::vector<allocinfo_counter> cpu(nr);
+	for (uint32_t c = 0; c < h.nr_cpus && nr; c++) {
+		if (!src.read(h.counters_offset + c * h.cpu_stride, cpu.data(),
+			      nr * sizeof(allocinfo_counter)))
+			return false;
+		for (uint32_t i = 0; i < nr; i++) {
+			sums[i].bytes = saturating_add(sums[i].bytes, cpu[i].bytes);
+			sums[i].calls = saturating_add(sums[i].calls, cpu[i].calls);
+		}
+	}
+	return true;
 }
 
 } /* namespace */
@@ -135,8 +193,8 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why)
 	out.enabled = h.enabled;
 	out.backend = h.backend;
 
-	std::vector<char> strings(h.strings_used);
-	if (h.strings_used && !src.read(h.strings_offset, strings.data(), strings.size())) {
+	out.strings.resize(h.strings_used);
+	if (h.strings_used && !src.read(h.strings_offset, out.strings.data(), out.strings.size())) {
 		why = "cannot read strings";
 		return false;
 	}
@@ -146,21 +204,16 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why)
 		why = "cannot read tags";
 		return false;
 	}
-	std::vector<allocinfo_counter> sums(nr), cpu(nr);
-	for (uint32_t c = 0; c < h.nr_cpus && nr; c++) {
-		if (!src.read(h.counters_offset + c * h.cpu_stride, cpu.data(),
-			      nr * sizeof(allocinfo_counter))) {
-			why = "cannot read counters";
-			return false;
-		}
-		for (uint32_t i = 0; i < nr; i++) {
-			sums[i].bytes = saturating_add(sums[i].bytes, cpu[i].bytes);
-			sums[i].calls = saturating_add(sums[i].calls, cpu[i].calls);
-		}
+	std::vector<allocinfo_counter> sums;
+	if (!sum_counters(src, h, nr, sums)) {
+		why = "cannot read counters";
+		return false;
 	}
 
 	bool bad = false;
-	out.exe = string_at(strings, h.exe_off, &bad);
+	strings_area strings(out.strings);
+	out.exe = std::string(strings.at(h.exe_off, 0, &bad));
+	out.tags.reserve(nr > ALLOCINFO_TAG_FIRST ? nr - ALLOCINFO_TAG_FIRST : 0);
 	for (uint32_t i = ALLOCINFO_TAG_FIRST; i < nr; i++) {
 		allocinfo_store_tag t = tags[i];
 		for (int tries = 0; (t.seq & 1) && tries < 3; tries++)
@@ -173,12 +226,12 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why)
 		s.flags = t.flags;
 		s.line = t.line;
 		s.addr = t.addr;
-		s.file = string_at(strings, t.file_off, &bad);
-		s.func = string_at(strings, t.func_off, &bad);
-		s.module_path = string_at(strings, t.module_off, &bad);
+		s.file = strings.at(t.file_off, 0, &bad);
+		s.func = strings.at(t.func_off, 1, &bad);
+		s.module_path = strings.at(t.module_off, 2, &bad);
 		s.bytes = sums[i].bytes;
 		s.calls = sums[i].calls;
-		out.tags.push_back(std::move(s));
+		out.tags.push_back(s);
 	}
 	if (bad) {
 		why = "string offsets out of bounds";
@@ -189,12 +242,14 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why)
 
 void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r)
 {
-	const char *slash = strrchr(t.module_path.c_str(), '/');
-	r.module = one_token(slash ? slash + 1 : t.module_path, "??");
+	size_t slash = t.module_path.rfind('/');
+	r.module = one_token(slash == std::string_view::npos ? t.module_path
+							      : t.module_path.substr(slash + 1),
+			     "??");
 	if (t.flags & ALLOCINFO_TAGF_DYNAMIC) {
 		source_location loc;
 		if (sym)
-			sym->lookup(t.module_path, t.addr, true, loc);
+			sym->lookup(std::string(t.module_path), t.addr, true, loc);
 		else {
 			char hex[32];
 			snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)t.addr);
@@ -211,14 +266,21 @@ void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r)
 	}
 }
 
+bool tag_listed(const tag_snapshot &t)
+{
+	bool zero = t.bytes == 0 && t.calls == 0;
+	if ((t.flags & ALLOCINFO_TAGF_UNLOADED) && zero)
+		return false;	/* its memory is gone: the tag leaves the report */
+	if ((t.flags & (ALLOCINFO_TAGF_OVERFLOW | ALLOCINFO_TAGF_DYNAMIC)) && zero)
+		return false;	/* only static tags are listed while idle */
+	return true;
+}
+
 void snapshot_rows(const store_snapshot &s, symbolizer *sym, std::vector<site_row> &rows)
 {
 	for (const tag_snapshot &t : s.tags) {
-		bool zero = t.bytes == 0 && t.calls == 0;
-		if ((t.flags & ALLOCINFO_TAGF_UNLOADED) && zero)
-			continue;	/* its memory is gone: the tag leaves the report */
-		if ((t.flags & (ALLOCINFO_TAGF_OVERFLOW | ALLOCINFO_TAGF_DYNAMIC)) && zero)
-			continue;	/* only static tags are listed while idle */
+		if (!tag_listed(t))
+			continue;
 		site_row r;
 		name_tag(t, sym, r);
 		r.bytes = t.bytes;

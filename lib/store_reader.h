@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "report.h"
@@ -50,15 +51,23 @@ private:
 	uint64_t size_ = 0;
 };
 
+/* One tag. Its names are views: into the strings of the store_snapshot that holds
+ * it, or, for a tag filled by hand, into strings that outlive it. Names never
+ * contain a NUL. */
 struct tag_snapshot {
 	uint32_t slot = 0;
 	uint32_t flags = 0;
 	uint32_t line = 0;
 	uint64_t addr = 0;
-	std::string file, func, module_path;
+	std::string_view file, func, module_path;
 	int64_t bytes = 0, calls = 0;
 };
 
+/*
+ * A store as read. The tags' names point into `strings`, a copy of the store's
+ * strings area: a vector's buffer goes with it when it is moved, so a snapshot can be
+ * moved but not copied (a copy's tags would point into the original).
+ */
 struct store_snapshot {
 	int pid = 0;
 	uint64_t start_time = 0;
@@ -68,6 +77,13 @@ struct store_snapshot {
 	uint32_t backend = 0;
 	std::string exe;
 	std::vector<tag_snapshot> tags;
+	std::vector<char> strings;
+
+	store_snapshot() = default;
+	store_snapshot(store_snapshot &&) = default;
+	store_snapshot &operator=(store_snapshot &&) = default;
+	store_snapshot(const store_snapshot &) = delete;
+	store_snapshot &operator=(const store_snapshot &) = delete;
 };
 
 /* Limits past which a store is refused as implausible. */
@@ -82,6 +98,10 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why);
 /* The name of one tag as every report shows it (module, file, line, func; one
  * word each): what snapshot_rows() puts in a row, and the BPF store in its tags map. */
 void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r);
+
+/* Whether a tag has a row in the report: static tags always, caller and overflow
+ * tags while they hold something, tags of unloaded objects until freed. */
+bool tag_listed(const tag_snapshot &t);
 
 /* Report rows for a snapshot. Caller tags are named through sym (file:line from
  * debug info) when it is given, else shown as "??:0 ... func:0xADDR". */
