@@ -41,7 +41,6 @@ public:
 
 private:
 	void scan(allocinfo::scan_result &res);	/* with mu_ held */
-	void rows_of(const allocinfo::store_entry &e, std::vector<allocinfo::site_row> &rows);
 
 	std::mutex mu_;			/* protects logged_, sym_age_; serialises scans */
 	allocinfo::symbolizer sym_;
