@@ -34,6 +34,11 @@ public:
 	/* sym names caller tags (may be null: "??:0 ... func:0xADDR"). keep_pid: rows
 	 * of different processes stay apart, with their pid and comm. */
 	site_table(symbolizer *sym, bool keep_pid);
+	/* Movable, not copyable: the name index points into the names. */
+	site_table(site_table &&) = default;
+	site_table &operator=(site_table &&) = default;
+	site_table(const site_table &) = delete;
+	site_table &operator=(const site_table &) = delete;
 
 	/*
 	 * Adds the rows of one snapshot; comm is the comm of its rows (keep_pid).

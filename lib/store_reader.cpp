@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+
 #include "symbolize.h"
 
 namespace allocinfo {
@@ -147,9 +149,22 @@ bool sum_counters(const store_source &src, const allocinfo_store_header &h, uint
 	return true;
 }
 
+/* A header that says nothing about the tags has changed: equal but for the
+ * run-time switch, which anyone may write. */
+bool same_tags(const allocinfo_store_header &a, const allocinfo_store_header &b)
+{
+	allocinfo_store_header x = a, y = b;
+	x.enabled = y.enabled = 0;
+	return memcmp(&x, &y, sizeof(x)) == 0;
+}
+
+/* Every full reading of tags gets its own id (see store_snapshot::tags_id). */
+std::atomic<uint64_t> g_tags_id{0};
+
 } /* namespace */
 
-bool read_store(const store_source &src, store_snapshot &out, std::string &why)
+bool read_store(const store_source &src, store_snapshot &out, std::string &why,
+		store_snapshot *reuse)
 {
 	allocinfo_store_header h;
 	uint64_t size = src.size();
@@ -185,6 +200,11 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why)
 		return false;
 	}
 
+	store_snapshot earlier;
+	if (reuse) {
+		earlier = std::move(*reuse);
+		*reuse = store_snapshot();
+	}
 	out = store_snapshot();
 	out.pid = h.pid;
 	out.start_time = h.start_time;
@@ -192,25 +212,43 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why)
 	out.state = h.state;
 	out.enabled = h.enabled;
 	out.backend = h.backend;
+	out.header = h;
+
+	uint32_t nr = h.nr_tags;
+	std::vector<allocinfo_counter> sums;
+	if (earlier.tags_id && same_tags(earlier.header, h)) {
+		/* The same tags: only their counters are read. */
+		if (!sum_counters(src, h, nr, sums)) {
+			why = "cannot read counters";
+			return false;
+		}
+		out.exe = std::move(earlier.exe);
+		out.tags = std::move(earlier.tags);
+		out.strings = std::move(earlier.strings);
+		out.tags_id = earlier.tags_id;
+		for (tag_snapshot &t : out.tags) {
+			t.bytes = sums[t.slot].bytes;
+			t.calls = sums[t.slot].calls;
+		}
+		return true;
+	}
 
 	out.strings.resize(h.strings_used);
 	if (h.strings_used && !src.read(h.strings_offset, out.strings.data(), out.strings.size())) {
 		why = "cannot read strings";
 		return false;
 	}
-	uint32_t nr = h.nr_tags;
 	std::vector<allocinfo_store_tag> tags(nr);
 	if (nr && !src.read(h.tags_offset, tags.data(), nr * sizeof(allocinfo_store_tag))) {
 		why = "cannot read tags";
 		return false;
 	}
-	std::vector<allocinfo_counter> sums;
 	if (!sum_counters(src, h, nr, sums)) {
 		why = "cannot read counters";
 		return false;
 	}
 
-	bool bad = false;
+	bool bad = false, torn = false;
 	strings_area strings(out.strings);
 	out.exe = std::string(strings.at(h.exe_off, 0, &bad));
 	out.tags.reserve(nr > ALLOCINFO_TAG_FIRST ? nr - ALLOCINFO_TAG_FIRST : 0);
@@ -219,6 +257,7 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why)
 		for (int tries = 0; (t.seq & 1) && tries < 3; tries++)
 			if (!src.read(h.tags_offset + (uint64_t)i * sizeof(t), &t, sizeof(t)))
 				break;
+		torn |= (t.seq & 1) != 0;
 		if ((t.seq & 1) || !(t.flags & ALLOCINFO_TAGF_USED))
 			continue;	/* being rewritten, or free */
 		tag_snapshot s;
@@ -237,6 +276,8 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why)
 		why = "string offsets out of bounds";
 		return false;
 	}
+	/* A tag caught being rewritten is missing here: such tags are read afresh. */
+	out.tags_id = torn ? 0 : ++g_tags_id;
 	return true;
 }
 

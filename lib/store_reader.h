@@ -78,6 +78,10 @@ struct store_snapshot {
 	std::string exe;
 	std::vector<tag_snapshot> tags;
 	std::vector<char> strings;
+	/* Which reading of the store's tags these are: equal (and nonzero) in two
+	 * snapshots only when the later took the earlier's tags over (read_store()). */
+	uint64_t tags_id = 0;
+	allocinfo_store_header header = {};	/* as read, before the tags */
 
 	store_snapshot() = default;
 	store_snapshot(store_snapshot &&) = default;
@@ -92,8 +96,19 @@ constexpr uint32_t READER_MAX_TAGS = 1u << 20;
 constexpr uint64_t READER_MAX_STRINGS = 64ull << 20;
 constexpr size_t READER_MAX_STRING = 4096;
 
-/* Reads and validates a store. On failure returns false and says why in one line. */
-bool read_store(const store_source &src, store_snapshot &out, std::string &why);
+/*
+ * Reads and validates a store. On failure returns false and says why in one line.
+ *
+ * reuse, when given, is an earlier snapshot of the same store file (the caller
+ * knows it is: same path, device and inode). When the store's header is as it was
+ * then, but for the run-time switch, its tags and strings are taken over and only
+ * the counters are read again: the writer bumps the header's generation whenever it
+ * writes a tag slot, and appends strings and tags with the sizes in the header.
+ * reuse is left empty either way. A store that rewrites its tags without saying
+ * so is shown with its earlier names, which were checked when they were read.
+ */
+bool read_store(const store_source &src, store_snapshot &out, std::string &why,
+		store_snapshot *reuse = nullptr);
 
 /* The name of one tag as every report shows it (module, file, line, func; one
  * word each): what snapshot_rows() puts in a row, and the BPF store in its tags map. */

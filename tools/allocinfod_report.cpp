@@ -5,8 +5,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "allocinfod_log.h"
-#include "site_table.h"
 /* Stores kept in BPF maps: their reader is in libreader whenever its header is. */
 #if __has_include("store_bpf_reader.h")
 #include "store_bpf_reader.h"
@@ -28,7 +29,7 @@ const char DEFAULT_STORE_DIR[] = "/dev/shm";
 
 } /* namespace */
 
-void reports::scan(scan_result &res)
+void reports::scan()
 {
 	time_t now = time(nullptr);
 	if (now - sym_age_ > SYMBOLIZER_LIFETIME || now < sym_age_) {
@@ -36,7 +37,10 @@ void reports::scan(scan_result &res)
 		sym_age_ = now;
 	}
 
-	allocinfo::scan_stores(res, true);
+	scan_result next;
+	allocinfo::scan_stores(next, true, &current_);
+	current_ = std::move(next);
+	scan_result &res = current_;
 	/* BPF stores leave pinned maps behind too (contract 1.5). The pins are the
 	 * machine's, not the store directory's: only the daemon of the default
 	 * directory collects them, not one serving a private directory (a test's). */
@@ -61,13 +65,31 @@ void reports::scan(scan_result &res)
 void reports::combined(std::string &out)
 {
 	std::lock_guard<std::mutex> lock(mu_);
-	scan_result res;
 
-	scan(res);
-	allocinfo::site_table table(&sym_, false);
-	for (const store_entry &e : res.live)
-		table.add(e.snap);
-	allocinfo::render_text(out, table.rows());
+	scan();
+	/* Processes come and go: a table that knows many more rows than it last
+	 * reported starts afresh. */
+	if (combined_.rows_known() > 4 * combined_.rows_reported() + 4096) {
+		combined_ = allocinfo::site_table(&sym_, false);
+		memos_.clear();
+	}
+	combined_.clear_sums();
+	for (const store_entry &e : current_.live) {
+		memo &m = memos_[e.pid];
+		if (m.tags_id != e.snap.tags_id || !m.tags_id) {
+			m.tags_id = e.snap.tags_id;
+			m.rows.clear();
+		}
+		combined_.add(e.snap, std::string(), &m.rows);
+	}
+	/* Forget the processes gone (current_.live is sorted by pid). */
+	for (auto it = memos_.begin(); it != memos_.end();) {
+		auto e = std::lower_bound(current_.live.begin(), current_.live.end(), it->first,
+					  [](const store_entry &x, int pid) { return x.pid < pid; });
+		bool live = e != current_.live.end() && e->pid == it->first;
+		it = live ? std::next(it) : memos_.erase(it);
+	}
+	allocinfo::render_text(out, combined_.rows());
 }
 
 bool reports::process(int pid, std::string &out)
@@ -100,11 +122,10 @@ bool reports::process_owner(int pid, uid_t &uid)
 void reports::metrics(std::string &out)
 {
 	std::lock_guard<std::mutex> lock(mu_);
-	scan_result res;
 
-	scan(res);
+	scan();
 	allocinfo::site_table table(&sym_, true);
-	for (const store_entry &e : res.live) {
+	for (const store_entry &e : current_.live) {
 		std::string comm = e.comm;
 		if (comm.empty()) {
 			const char *slash = strrchr(e.snap.exe.c_str(), '/');
@@ -118,10 +139,9 @@ void reports::metrics(std::string &out)
 void reports::problems(std::string &out)
 {
 	std::lock_guard<std::mutex> lock(mu_);
-	scan_result res;
 
-	scan(res);
-	for (const std::string &p : res.problems) {
+	scan();
+	for (const std::string &p : current_.problems) {
 		out += p;
 		out += '\n';
 	}
@@ -130,10 +150,9 @@ void reports::problems(std::string &out)
 void reports::pids(std::vector<int> &out)
 {
 	std::lock_guard<std::mutex> lock(mu_);
-	scan_result res;
 
-	scan(res);
-	for (const store_entry &e : res.live)
+	scan();
+	for (const store_entry &e : current_.live)
 		out.push_back(e.pid);
 }
 
