@@ -29,8 +29,7 @@ size_t mix(size_t h, uint64_t v)
 
 bool site_table::raw_key::operator==(const raw_key &o) const
 {
-	return kind == o.kind && module == o.module && file == o.file && func == o.func &&
-	       line == o.line && addr == o.addr && pid == o.pid;
+	return unloaded == o.unloaded && module == o.module && addr == o.addr && pid == o.pid;
 }
 
 bool site_table::row_key::operator==(const row_key &o) const
@@ -41,10 +40,7 @@ bool site_table::row_key::operator==(const row_key &o) const
 
 size_t site_table::key_hash::operator()(const raw_key &k) const
 {
-	size_t h = mix(k.kind, k.module);
-	h = mix(h, k.file);
-	h = mix(h, k.func);
-	h = mix(h, k.line);
+	size_t h = mix(k.unloaded, k.module);
 	h = mix(h, k.addr);
 	return mix(h, (uint32_t)k.pid);
 }
@@ -97,31 +93,53 @@ uint32_t site_table::name_at(std::string_view s, unsigned field)
 	return id;
 }
 
-/* The row a tag adds to; a site seen for the first time is named and given one. */
+/* The interned printed form of an interned name, made once per name. */
+uint32_t site_table::printed(uint32_t name, bool module)
+{
+	std::vector<uint32_t> &memo = module ? as_module_ : as_word_;
+	if (memo.size() <= name)
+		memo.resize(names_.size(), NONE);
+	if (memo[name] == NONE) {
+		const std::string &raw = names_[name];
+		uint32_t id = intern(module ? printed_module(raw) : printed_word(raw));
+		memo[name] = id;	/* after intern(), which may grow names_ only */
+	}
+	return memo[name];
+}
+
+uint32_t site_table::row_for(const row_key &k)
+{
+	auto r = row_ids_.try_emplace(k, (uint32_t)rows_.size());
+	if (r.second)
+		rows_.push_back({k, 0, 0, 0, std::string()});
+	return r.first->second;
+}
+
+/* The row a tag adds to; a site seen for the first time is given one. */
 uint32_t site_table::row_of(const tag_snapshot &t, int pid)
 {
-	raw_key k = {t.flags & (ALLOCINFO_TAGF_DYNAMIC | ALLOCINFO_TAGF_UNLOADED),
-		     name_at(t.module_path, 0), 0, 0, 0, 0, pid};
-	if (t.flags & ALLOCINFO_TAGF_DYNAMIC) {
-		k.addr = t.addr;	/* named from the module and address alone */
-	} else {
-		k.file = name_at(t.file, 1);
-		k.func = name_at(t.func, 2);
-		k.line = t.line;
+	bool unloaded = (t.flags & ALLOCINFO_TAGF_UNLOADED) != 0;
+	uint32_t module = name_at(t.module_path, 0);
+	if (!(t.flags & ALLOCINFO_TAGF_DYNAMIC)) {
+		/* A static tag prints as its names do, each made printable once. */
+		uint32_t file = name_at(t.file, 1), func = name_at(t.func, 2);
+		row_key rk = {printed(module, true), printed(file, false), printed(func, false),
+			      t.line, unloaded, pid};
+		return row_for(rk);
 	}
+
+	/* A caller tag is named from its module and address, once. */
+	raw_key k = {unloaded, module, t.addr, pid};
 	auto found = raw_rows_.find(k);
 	if (found != raw_rows_.end())
 		return found->second;
-
 	site_row named;
 	name_tag(t, sym_, named);
 	row_key rk = {intern(named.module), intern(named.file), intern(named.func), named.line,
-		      (t.flags & ALLOCINFO_TAGF_UNLOADED) != 0, pid};
-	auto r = row_ids_.try_emplace(rk, (uint32_t)rows_.size());
-	if (r.second)
-		rows_.push_back({rk, 0, 0, 0, std::string()});
-	raw_rows_.emplace(k, r.first->second);
-	return r.first->second;
+		      unloaded, pid};
+	uint32_t id = row_for(rk);
+	raw_rows_.emplace(k, id);
+	return id;
 }
 
 void site_table::add(const store_snapshot &s, const std::string &comm,
@@ -132,7 +150,7 @@ void site_table::add(const store_snapshot &s, const std::string &comm,
 	for (last_name &l : last_)
 		l = last_name();
 	if (memo && memo->size() != s.tags.size())
-		memo->assign(s.tags.size(), NO_ROW);
+		memo->assign(s.tags.size(), NONE);
 	int pid = keep_pid_ ? s.pid : 0;
 	for (size_t i = 0; i < s.tags.size(); i++) {
 		const tag_snapshot &t = s.tags[i];
@@ -141,7 +159,7 @@ void site_table::add(const store_snapshot &s, const std::string &comm,
 		uint32_t id;
 		if (!memo)
 			id = row_of(t, pid);
-		else if ((id = (*memo)[i]) == NO_ROW)
+		else if ((id = (*memo)[i]) == NONE)
 			id = (*memo)[i] = row_of(t, pid);
 		row &r = rows_[id];
 		if (r.report != report_) {

@@ -3,9 +3,10 @@
  * Summing the tags of store snapshots into report rows: the rows that merge_rows() of
  * their snapshot_rows() would give, at a fraction of the cost. Processes of one
  * program repeat the same thousands of tags, and a process repeats a few file and
- * function names over many tags, so a tag is reduced to integers (its names interned
- * by content), each distinct site is named once (name_tag(), the symbolizer for
- * caller tags), and only the merged rows are sorted and turned into site_rows.
+ * function names over many tags, so a tag is reduced to integers: its names are
+ * interned by content and each is made printable once, caller tags are named once
+ * per distinct address (name_tag(), through the symbolizer), and only the merged
+ * rows are sorted and turned into site_rows.
  *
  * Exactly as merge_rows(rows, keep_pid) of the rows snapshot_rows() gives for each
  * snapshot added, in order: the same rows, sums, order and comm; sums are added in
@@ -70,11 +71,11 @@ public:
 	size_t rows_reported() const { return reported_.size(); }
 
 private:
-	/* A tag as integers: what decides its printed name (name_tag()). */
+	/* A caller tag as integers: what decides its printed name (name_tag()). */
 	struct raw_key {
-		uint32_t kind;		/* ALLOCINFO_TAGF_DYNAMIC | _UNLOADED */
-		uint32_t module, file, func, line;	/* interned names; caller tags: 0 */
-		uint64_t addr;		/* caller tags */
+		uint32_t unloaded;
+		uint32_t module;	/* interned path */
+		uint64_t addr;
 		int pid;		/* keep_pid, else 0 */
 		bool operator==(const raw_key &o) const;
 	};
@@ -95,10 +96,12 @@ private:
 		int64_t bytes, calls;
 		std::string comm;
 	};
-	static constexpr uint32_t NO_ROW = UINT32_MAX;
+	static constexpr uint32_t NONE = UINT32_MAX;	/* no row, or no name, yet */
 
 	uint32_t intern(std::string_view s);
 	uint32_t name_at(std::string_view s, unsigned field);
+	uint32_t printed(uint32_t name, bool module);
+	uint32_t row_for(const row_key &k);
 	uint32_t row_of(const tag_snapshot &t, int pid);
 
 	symbolizer *sym_;
@@ -112,6 +115,9 @@ private:
 		const char *p = nullptr;
 		uint32_t id = 0;
 	} last_[3];
+	/* A name as printed for a module, and as printed for a file or function. */
+	std::vector<uint32_t> as_module_, as_word_;
+	/* Caller tags, named through the symbolizer: their rows by raw key. */
 	std::unordered_map<raw_key, uint32_t, key_hash> raw_rows_;
 	std::unordered_map<row_key, uint32_t, key_hash> row_ids_;
 	std::vector<row> rows_;

@@ -281,12 +281,20 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why,
 	return true;
 }
 
+std::string printed_module(std::string_view path)
+{
+	size_t slash = path.rfind('/');
+	return one_token(slash == std::string_view::npos ? path : path.substr(slash + 1), "??");
+}
+
+std::string printed_word(std::string_view s)
+{
+	return one_token(s, "??");
+}
+
 void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r)
 {
-	size_t slash = t.module_path.rfind('/');
-	r.module = one_token(slash == std::string_view::npos ? t.module_path
-							      : t.module_path.substr(slash + 1),
-			     "??");
+	r.module = printed_module(t.module_path);
 	if (t.flags & ALLOCINFO_TAGF_DYNAMIC) {
 		source_location loc;
 		if (sym)
@@ -297,13 +305,13 @@ void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r)
 			loc.file = "??";
 			loc.func = hex;
 		}
-		r.file = one_token(loc.file, "??");
+		r.file = printed_word(loc.file);
 		r.line = loc.line;
-		r.func = one_token(loc.func, "??");
+		r.func = printed_word(loc.func);
 	} else {
-		r.file = one_token(t.file, "??");
+		r.file = printed_word(t.file);
 		r.line = t.line;
-		r.func = one_token(t.func, "??");
+		r.func = printed_word(t.func);
 	}
 }
 

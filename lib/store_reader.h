@@ -114,6 +114,11 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why,
  * word each): what snapshot_rows() puts in a row, and the BPF store in its tags map. */
 void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r);
 
+/* Its parts: a module as its path's basename, and a file or function name, each
+ * as one word (blanks and control bytes as '_'; "??" for none). */
+std::string printed_module(std::string_view path);
+std::string printed_word(std::string_view s);
+
 /* Whether a tag has a row in the report: static tags always, caller and overflow
  * tags while they hold something, tags of unloaded objects until freed. */
 bool tag_listed(const tag_snapshot &t);
