@@ -10,7 +10,8 @@
  *
  * Exactly as merge_rows(rows, keep_pid) of the rows snapshot_rows() gives for each
  * snapshot added, in order: the same rows, sums, order and comm; sums are added in
- * the same order, so they saturate alike. Not thread-safe; one table per report.
+ * the same order, so they saturate alike. A table serves one report, or one report
+ * after another (clear_sums()). Not thread-safe.
  */
 #ifndef ALLOCINFO_SITE_TABLE_H
 #define ALLOCINFO_SITE_TABLE_H
