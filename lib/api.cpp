@@ -10,6 +10,7 @@
 #include "internal.h"
 #include "registry.h"
 #include "report.h"
+#include "site_table.h"
 #include "store.h"
 #include "store_reader.h"
 #include "symbolize.h"
@@ -77,10 +78,12 @@ extern "C" EXPORT ssize_t allocinfo_print(int fd)
 			g_symbolizer = new symbolizer();
 		}
 		registry_unlock();
-		snapshot_rows(snap, g_symbolizer, rows);
+		site_table table(g_symbolizer, false);
+		table.add(snap);
+		rows = table.rows();
 	}
 	std::string out;
-	render_text(out, merge_rows(rows, false));
+	render_text(out, rows);
 	return write_all(fd, out);
 }
 

@@ -16,6 +16,7 @@ noinst_LTLIBRARIES += lib/libreader.la
 lib_libreader_la_SOURCES = \
 	lib/store_format.h \
 	lib/store_reader.h lib/store_reader.cpp \
+	lib/site_table.h lib/site_table.cpp \
 	lib/report.h lib/report.cpp lib/pprof.cpp \
 	lib/symbolize.h lib/symbolize.cpp \
 	lib/cxxname.h lib/cxxname.cpp

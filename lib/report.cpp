@@ -110,14 +110,45 @@ size_t utf8_seq(const unsigned char *s, size_t n, size_t *bad)
 	return len;
 }
 
+/* v in decimal, right-aligned in `width` columns as printf's "%*llu" prints it:
+ * the text report's two numbers, without a printf call per row. */
+void append_padded(std::string &out, unsigned long long v, size_t width)
+{
+	char buf[24];
+	char *end = buf + sizeof(buf), *p = end;
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	size_t n = (size_t)(end - p);
+	if (n < width)
+		out.append(width - n, ' ');
+	out.append(p, n);
+}
+
+bool is_control(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f;
+}
+
 /* A string for the text report: control bytes become '?' so that nothing can end
- * a row early or forge one. */
+ * a row early or forge one. Appended in runs between them. */
 void append_text(std::string &out, const std::string &s)
 {
-	for (char ch : s) {
-		unsigned char c = (unsigned char)ch;
+	const char *p = s.data(), *end = p + s.size();
 
-		out += (c < 0x20 || c == 0x7f) ? '?' : ch;
+	while (p < end) {
+		const char *q = p;
+
+		while (q < end && !is_control((unsigned char)*q))
+			q++;
+		out.append(p, (size_t)(q - p));
+		if (q < end) {
+			out += '?';
+			q++;
+		}
+		p = q;
 	}
 }
 
@@ -284,24 +315,26 @@ std::string human_size(int64_t bytes)
 
 void render_text(std::string &out, const std::vector<site_row> &rows, bool human)
 {
-	char buf[64];
-	int n;
-
 	out += "allocinfo - version: 2.0\n";
 	out += "#     <size>  <calls> <tag info>\n";
+	out.reserve(out.size() + rows.size() * 96);
 	for (const site_row &r : rows) {
-		unsigned long long calls = (unsigned long long)clamp0(r.calls);
+		/* "%12lli %8llu " of the clamped (never negative) values */
+		if (human) {
+			std::string size = human_size(r.bytes);
 
-		if (human)
-			n = snprintf(buf, sizeof(buf), "%12s %8llu ", human_size(r.bytes).c_str(),
-				     calls);
-		else
-			n = snprintf(buf, sizeof(buf), "%12lli %8llu ", (long long)clamp0(r.bytes),
-				     calls);
-		out.append(buf, (size_t)n);
+			if (size.size() < 12)
+				out.append(12 - size.size(), ' ');
+			out += size;
+		} else {
+			append_padded(out, (unsigned long long)clamp0(r.bytes), 12);
+		}
+		out += ' ';
+		append_padded(out, (unsigned long long)clamp0(r.calls), 8);
+		out += ' ';
 		append_text(out, r.file);
 		out += ':';
-		append_u64(out, r.line);
+		append_padded(out, r.line, 0);
 		if (!r.module.empty()) {
 			out += " [";
 			append_text(out, r.module);

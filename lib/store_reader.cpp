@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+
 #include "symbolize.h"
 
 namespace allocinfo {
@@ -47,29 +49,66 @@ bool region_ok(uint64_t off, uint64_t len, uint64_t size)
 	return off <= size && len <= size - off;
 }
 
-/* A string at off in the strings area; "" for offset 0. An offset outside the area
- * or a string without its NUL makes the store bad. */
-std::string string_at(const std::vector<char> &strings, uint32_t off, bool *bad)
-{
-	if (off == 0)
-		return std::string();
-	if (off >= strings.size()) {
-		*bad = true;
-		return std::string();
+/*
+ * The strings area of a store: NUL-terminated strings, looked up by offset. An
+ * offset outside the area or a string without its NUL makes the store bad; names
+ * longer than READER_MAX_STRING are cut. Finding the NUL costs at most
+ * READER_MAX_STRING bytes whatever the area holds (the last NUL of the area is known),
+ * and tags usually repeat the offsets of the tag before them, which are remembered.
+ */
+class strings_area {
+public:
+	explicit strings_area(const std::vector<char> &s) : s_(s)
+	{
+		const void *nul = s.empty() ? nullptr : memrchr(s.data(), 0, s.size());
+		last_nul_ = nul ? (size_t)(static_cast<const char *>(nul) - s.data()) : 0;
+		has_nul_ = nul != nullptr;
 	}
-	const char *s = strings.data() + off;
-	const void *nul = memchr(s, 0, strings.size() - off);
-	if (!nul) {
-		*bad = true;
-		return std::string();
+
+	/* field: which of the tag's names (0..2), for the memory of the last offset. */
+	std::string_view at(uint32_t off, unsigned field, bool *bad)
+	{
+		if (off == 0)
+			return std::string_view();
+		last &l = last_[field];
+		if (l.off == off)
+			return l.view;
+		if (off >= s_.size()) {
+			*bad = true;
+			return std::string_view();
+		}
+		const char *p = s_.data() + off;
+		size_t room = s_.size() - off;
+		size_t limit = room < READER_MAX_STRING ? room : READER_MAX_STRING;
+		const void *nul = memchr(p, 0, limit);
+		size_t n;
+		if (nul)
+			n = (size_t)(static_cast<const char *>(nul) - p);
+		else if (has_nul_ && last_nul_ >= off)
+			n = READER_MAX_STRING;	/* a longer string, cut */
+		else {
+			*bad = true;
+			return std::string_view();
+		}
+		l.off = off;
+		l.view = std::string_view(p, n);
+		return l.view;
 	}
-	size_t n = (size_t)(static_cast<const char *>(nul) - s);
-	return std::string(s, n < READER_MAX_STRING ? n : READER_MAX_STRING);
-}
+
+private:
+	struct last {
+		uint32_t off = 0;
+		std::string_view view;
+	};
+	const std::vector<char> &s_;
+	size_t last_nul_ = 0;
+	bool has_nul_ = false;
+	last last_[3];
+};
 
 /* The report is one line per tag, space-separated: a name from a store must not be
  * able to add a token or a line. */
-std::string one_token(const std::string &s, const char *fallback)
+std::string one_token(std::string_view s, const char *fallback)
 {
 	if (s.empty())
 		return fallback;
@@ -89,9 +128,47 @@ int64_t saturating_add(int64_t a, int64_t b)
 	return r;
 }
 
+/*
+ * The live bytes and calls of slots [0, nr): the sums over the counter shards. The
+ * one place where a reader adds up shards.
+ */
+bool sum_counters(const store_source &src, const allocinfo_store_header &h, uint32_t nr,
+		  std::vector<allocinfo_counter> &sums)
+{
+	sums.assign(nr, allocinfo_counter{0, 0});
+	std::vector<allocinfo_counter> cpu(nr);
+	/* Shards past shards_used were never written. */
+	uint32_t shards = h.shards_used >= 1 && h.shards_used <= h.nr_cpus ? h.shards_used : h.nr_cpus;
+	for (uint32_t c = 0; c < shards && nr; c++) {
+		if (!src.read(h.counters_offset + c * h.cpu_stride, cpu.data(),
+			      nr * sizeof(allocinfo_counter)))
+			return false;
+		for (uint32_t i = 0; i < nr; i++) {
+			sums[i].bytes = saturating_add(sums[i].bytes, cpu[i].bytes);
+			sums[i].calls = saturating_add(sums[i].calls, cpu[i].calls);
+		}
+	}
+	return true;
+}
+
+/* A header that says nothing about the tags has changed: equal but for the
+ * run-time switch, which anyone may write, and the shards in use, which grow as
+ * threads start. */
+bool same_tags(const allocinfo_store_header &a, const allocinfo_store_header &b)
+{
+	allocinfo_store_header x = a, y = b;
+	x.enabled = y.enabled = 0;
+	x.shards_used = y.shards_used = 0;
+	return memcmp(&x, &y, sizeof(x)) == 0;
+}
+
+/* Every full reading of tags gets its own id (see store_snapshot::tags_id). */
+std::atomic<uint64_t> g_tags_id{0};
+
 } /* namespace */
 
-bool read_store(const store_source &src, store_snapshot &out, std::string &why)
+bool read_store(const store_source &src, store_snapshot &out, std::string &why,
+		store_snapshot *reuse)
 {
 	allocinfo_store_header h;
 	uint64_t size = src.size();
@@ -127,6 +204,11 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why)
 		return false;
 	}
 
+	store_snapshot earlier;
+	if (reuse) {
+		earlier = std::move(*reuse);
+		*reuse = store_snapshot();
+	}
 	out = store_snapshot();
 	out.pid = h.pid;
 	out.start_time = h.start_time;
@@ -134,40 +216,52 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why)
 	out.state = h.state;
 	out.enabled = h.enabled;
 	out.backend = h.backend;
+	out.header = h;
 
-	std::vector<char> strings(h.strings_used);
-	if (h.strings_used && !src.read(h.strings_offset, strings.data(), strings.size())) {
+	uint32_t nr = h.nr_tags;
+	std::vector<allocinfo_counter> sums;
+	if (earlier.tags_id && same_tags(earlier.header, h)) {
+		/* The same tags: only their counters are read. */
+		if (!sum_counters(src, h, nr, sums)) {
+			why = "cannot read counters";
+			return false;
+		}
+		out.exe = std::move(earlier.exe);
+		out.tags = std::move(earlier.tags);
+		out.strings = std::move(earlier.strings);
+		out.tags_id = earlier.tags_id;
+		for (tag_snapshot &t : out.tags) {
+			t.bytes = sums[t.slot].bytes;
+			t.calls = sums[t.slot].calls;
+		}
+		return true;
+	}
+
+	out.strings.resize(h.strings_used);
+	if (h.strings_used && !src.read(h.strings_offset, out.strings.data(), out.strings.size())) {
 		why = "cannot read strings";
 		return false;
 	}
-	uint32_t nr = h.nr_tags;
 	std::vector<allocinfo_store_tag> tags(nr);
 	if (nr && !src.read(h.tags_offset, tags.data(), nr * sizeof(allocinfo_store_tag))) {
 		why = "cannot read tags";
 		return false;
 	}
-	/* Shards past shards_used were never written. */
-	uint32_t shards = h.shards_used >= 1 && h.shards_used <= h.nr_cpus ? h.shards_used : h.nr_cpus;
-	std::vector<allocinfo_counter> sums(nr), cpu(nr);
-	for (uint32_t c = 0; c < shards && nr; c++) {
-		if (!src.read(h.counters_offset + c * h.cpu_stride, cpu.data(),
-			      nr * sizeof(allocinfo_counter))) {
-			why = "cannot read counters";
-			return false;
-		}
-		for (uint32_t i = 0; i < nr; i++) {
-			sums[i].bytes = saturating_add(sums[i].bytes, cpu[i].bytes);
-			sums[i].calls = saturating_add(sums[i].calls, cpu[i].calls);
-		}
+	if (!sum_counters(src, h, nr, sums)) {
+		why = "cannot read counters";
+		return false;
 	}
 
-	bool bad = false;
-	out.exe = string_at(strings, h.exe_off, &bad);
+	bool bad = false, torn = false;
+	strings_area strings(out.strings);
+	out.exe = std::string(strings.at(h.exe_off, 0, &bad));
+	out.tags.reserve(nr > ALLOCINFO_TAG_FIRST ? nr - ALLOCINFO_TAG_FIRST : 0);
 	for (uint32_t i = ALLOCINFO_TAG_FIRST; i < nr; i++) {
 		allocinfo_store_tag t = tags[i];
 		for (int tries = 0; (t.seq & 1) && tries < 3; tries++)
 			if (!src.read(h.tags_offset + (uint64_t)i * sizeof(t), &t, sizeof(t)))
 				break;
+		torn |= (t.seq & 1) != 0;
 		if ((t.seq & 1) || !(t.flags & ALLOCINFO_TAGF_USED))
 			continue;	/* being rewritten, or free */
 		tag_snapshot s;
@@ -175,52 +269,71 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why)
 		s.flags = t.flags;
 		s.line = t.line;
 		s.addr = t.addr;
-		s.file = string_at(strings, t.file_off, &bad);
-		s.func = string_at(strings, t.func_off, &bad);
-		s.module_path = string_at(strings, t.module_off, &bad);
+		s.file = strings.at(t.file_off, 0, &bad);
+		s.func = strings.at(t.func_off, 1, &bad);
+		s.module_path = strings.at(t.module_off, 2, &bad);
 		s.bytes = sums[i].bytes;
 		s.calls = sums[i].calls;
-		out.tags.push_back(std::move(s));
+		out.tags.push_back(s);
 	}
 	if (bad) {
 		why = "string offsets out of bounds";
 		return false;
 	}
+	/* A tag caught being rewritten is missing here: such tags are read afresh. */
+	out.tags_id = torn ? 0 : ++g_tags_id;
 	return true;
+}
+
+std::string printed_module(std::string_view path)
+{
+	size_t slash = path.rfind('/');
+	return one_token(slash == std::string_view::npos ? path : path.substr(slash + 1), "??");
+}
+
+std::string printed_word(std::string_view s)
+{
+	return one_token(s, "??");
 }
 
 void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r)
 {
-	const char *slash = strrchr(t.module_path.c_str(), '/');
-	r.module = one_token(slash ? slash + 1 : t.module_path, "??");
+	r.module = printed_module(t.module_path);
 	if (t.flags & ALLOCINFO_TAGF_DYNAMIC) {
 		source_location loc;
 		if (sym)
-			sym->lookup(t.module_path, t.addr, true, loc);
+			sym->lookup(std::string(t.module_path), t.addr, true, loc);
 		else {
 			char hex[32];
 			snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)t.addr);
 			loc.file = "??";
 			loc.func = hex;
 		}
-		r.file = one_token(loc.file, "??");
+		r.file = printed_word(loc.file);
 		r.line = loc.line;
-		r.func = one_token(loc.func, "??");
+		r.func = printed_word(loc.func);
 	} else {
-		r.file = one_token(t.file, "??");
+		r.file = printed_word(t.file);
 		r.line = t.line;
-		r.func = one_token(t.func, "??");
+		r.func = printed_word(t.func);
 	}
+}
+
+bool tag_listed(const tag_snapshot &t)
+{
+	bool zero = t.bytes == 0 && t.calls == 0;
+	if ((t.flags & ALLOCINFO_TAGF_UNLOADED) && zero)
+		return false;	/* its memory is gone: the tag leaves the report */
+	if ((t.flags & (ALLOCINFO_TAGF_OVERFLOW | ALLOCINFO_TAGF_DYNAMIC)) && zero)
+		return false;	/* only static tags are listed while idle */
+	return true;
 }
 
 void snapshot_rows(const store_snapshot &s, symbolizer *sym, std::vector<site_row> &rows)
 {
 	for (const tag_snapshot &t : s.tags) {
-		bool zero = t.bytes == 0 && t.calls == 0;
-		if ((t.flags & ALLOCINFO_TAGF_UNLOADED) && zero)
-			continue;	/* its memory is gone: the tag leaves the report */
-		if ((t.flags & (ALLOCINFO_TAGF_OVERFLOW | ALLOCINFO_TAGF_DYNAMIC)) && zero)
-			continue;	/* only static tags are listed while idle */
+		if (!tag_listed(t))
+			continue;
 		site_row r;
 		name_tag(t, sym, r);
 		r.bytes = t.bytes;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "report.h"
@@ -50,15 +51,23 @@ private:
 	uint64_t size_ = 0;
 };
 
+/* One tag. Its names are views: into the strings of the store_snapshot that holds
+ * it, or, for a tag filled by hand, into strings that outlive it. Names never
+ * contain a NUL. */
 struct tag_snapshot {
 	uint32_t slot = 0;
 	uint32_t flags = 0;
 	uint32_t line = 0;
 	uint64_t addr = 0;
-	std::string file, func, module_path;
+	std::string_view file, func, module_path;
 	int64_t bytes = 0, calls = 0;
 };
 
+/*
+ * A store as read. The tags' names point into `strings`, a copy of the store's
+ * strings area: a vector's buffer goes with it when it is moved, so a snapshot can be
+ * moved but not copied (a copy's tags would point into the original).
+ */
 struct store_snapshot {
 	int pid = 0;
 	uint64_t start_time = 0;
@@ -68,6 +77,17 @@ struct store_snapshot {
 	uint32_t backend = 0;
 	std::string exe;
 	std::vector<tag_snapshot> tags;
+	std::vector<char> strings;
+	/* Which reading of the store's tags these are: equal (and nonzero) in two
+	 * snapshots only when the later took the earlier's tags over (read_store()). */
+	uint64_t tags_id = 0;
+	allocinfo_store_header header = {};	/* as read, before the tags */
+
+	store_snapshot() = default;
+	store_snapshot(store_snapshot &&) = default;
+	store_snapshot &operator=(store_snapshot &&) = default;
+	store_snapshot(const store_snapshot &) = delete;
+	store_snapshot &operator=(const store_snapshot &) = delete;
 };
 
 /* Limits past which a store is refused as implausible. */
@@ -76,12 +96,32 @@ constexpr uint32_t READER_MAX_TAGS = 1u << 20;
 constexpr uint64_t READER_MAX_STRINGS = 64ull << 20;
 constexpr size_t READER_MAX_STRING = 4096;
 
-/* Reads and validates a store. On failure returns false and says why in one line. */
-bool read_store(const store_source &src, store_snapshot &out, std::string &why);
+/*
+ * Reads and validates a store. On failure returns false and says why in one line.
+ *
+ * reuse, when given, is an earlier snapshot of the same store file (the caller
+ * knows it is: same path, device and inode). When the store's header is as it was
+ * then, but for the run-time switch, its tags and strings are taken over and only
+ * the counters are read again: the writer bumps the header's generation whenever it
+ * writes a tag slot, and appends strings and tags with the sizes in the header.
+ * reuse is left empty either way. A store that rewrites its tags without saying
+ * so is shown with its earlier names, which were checked when they were read.
+ */
+bool read_store(const store_source &src, store_snapshot &out, std::string &why,
+		store_snapshot *reuse = nullptr);
 
 /* The name of one tag as every report shows it (module, file, line, func; one
  * word each): what snapshot_rows() puts in a row, and the BPF store in its tags map. */
 void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r);
+
+/* Its parts: a module as its path's basename, and a file or function name, each
+ * as one word (blanks and control bytes as '_'; "??" for none). */
+std::string printed_module(std::string_view path);
+std::string printed_word(std::string_view s);
+
+/* Whether a tag has a row in the report: static tags always, caller and overflow
+ * tags while they hold something, tags of unloaded objects until freed. */
+bool tag_listed(const tag_snapshot &t);
 
 /* Report rows for a snapshot. Caller tags are named through sym (file:line from
  * debug info) when it is given, else shown as "??:0 ... func:0xADDR". */

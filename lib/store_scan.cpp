@@ -200,7 +200,7 @@ bool stale_reason(int pid, uint64_t start_time, uint32_t state, const proc_stat 
 }
 
 examination examine(const std::string &path, int pid, bool writable, bool keep_fd,
-		    store_entry &out)
+		    store_entry &out, store_entry *earlier = nullptr)
 {
 	examination ex;
 	struct stat st;
@@ -306,7 +306,9 @@ examination examine(const std::string &path, int pid, bool writable, bool keep_f
 	}
 	capped_source capped(*src, SCAN_MAX_STORE_SIZE);
 	store_snapshot snap;
-	if (!read_store(capped, snap, why)) {
+	bool same_file = earlier && earlier->path == path && earlier->dev == ex.dev &&
+			 earlier->ino == ex.ino;
+	if (!read_store(capped, snap, why, same_file ? &earlier->snap : nullptr)) {
 		ex.why = why;
 		return ex;
 	}
@@ -342,6 +344,8 @@ examination examine(const std::string &path, int pid, bool writable, bool keep_f
 	out.path = path;
 	out.snap = std::move(snap);
 	out.comm = read_comm(pid);
+	out.dev = ex.dev;
+	out.ino = ex.ino;
 	if (keep_fd) {
 		ex.fd = fd;
 		fd = -1;
@@ -404,7 +408,7 @@ void set_store_source_factory(store_source_factory f)
 	g_factory = f;
 }
 
-void scan_stores(scan_result &out, bool remove_stale)
+void scan_stores(scan_result &out, bool remove_stale, scan_result *previous)
 {
 	out = scan_result();
 	const char *dir = scan_store_dir();
@@ -423,10 +427,16 @@ void scan_stores(scan_result &out, bool remove_stale)
 	closedir(d);
 	std::sort(pids.begin(), pids.end());
 
+	/* previous->live is sorted by pid too. */
+	store_entry *earlier = previous ? previous->live.data() : nullptr;
+	store_entry *earlier_end = previous ? earlier + previous->live.size() : nullptr;
 	for (int pid : pids) {
 		std::string path = store_path(pid);
 		store_entry e;
-		examination ex = examine(path, pid, false, false, e);
+		while (earlier != earlier_end && earlier->pid < pid)
+			earlier++;
+		store_entry *same = earlier != earlier_end && earlier->pid == pid ? earlier : nullptr;
+		examination ex = examine(path, pid, false, false, e, same);
 		switch (ex.v) {
 		case verdict::live:
 			out.live.push_back(std::move(e));

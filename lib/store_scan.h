@@ -13,6 +13,7 @@
 #define ALLOCINFO_STORE_SCAN_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <memory>
 #include <string>
@@ -27,6 +28,8 @@ struct store_entry {
 	std::string path;
 	store_snapshot snap;
 	std::string comm;	/* /proc/<pid>/comm without its newline; may be empty */
+	dev_t dev = 0;		/* the store file read */
+	ino_t ino = 0;
 };
 
 struct scan_result {
@@ -52,8 +55,13 @@ const char *scan_store_dir();
  *
  * With remove_stale (the --gc behaviour), stale stores are unlinked; one that
  * cannot be is listed in problems instead of stale.
+ *
+ * previous, when given, is the result of an earlier scan (not out): the snapshot
+ * of a store file that is still there (same path, device and inode) is handed to
+ * read_store() to be reused, so that a reader scanning again and again reads only
+ * the counters of stores whose tags did not change. Its snapshots are left empty.
  */
-void scan_stores(scan_result &out, bool remove_stale);
+void scan_stores(scan_result &out, bool remove_stale, scan_result *previous = nullptr);
 
 /* One process's store. On failure returns false with a one-line reason that
  * starts with the store's path. */

@@ -23,6 +23,7 @@
 
 #include "allocinfo_snapshot.h"
 #include "report.h"
+#include "site_table.h"
 #include "store_reader.h"
 #include "store_scan.h"
 #include "symbolize.h"
@@ -332,11 +333,10 @@ bool read_file(const std::string &path, std::string &data)
 	return true;
 }
 
-/* Every row of the processes in scope, one per (process, site), with comm. False
- * when -p names a process without a readable store. */
-bool collect(const options &o, symbolizer &sym, std::vector<site_row> &rows)
+/* The stores of the processes in scope. False when -p names a process without a
+ * readable store. */
+bool collect(const options &o, std::vector<store_entry> &entries)
 {
-	std::vector<store_entry> entries;
 	if (o.pid) {
 		store_entry e;
 		std::string why;
@@ -352,13 +352,24 @@ bool collect(const options &o, symbolizer &sym, std::vector<site_row> &rows)
 			fprintf(stderr, "%s: %s\n", PROG, p.c_str());
 		entries = std::move(res.live);
 	}
-	for (const store_entry &e : entries) {
-		size_t first = rows.size();
-		snapshot_rows(e.snap, &sym, rows);
-		for (size_t i = first; i < rows.size(); i++)
-			rows[i].comm = e.comm;
-	}
 	return true;
+}
+
+/* The rows of the stores, one per site (with keep_pid, per process and site). */
+std::vector<site_row> merged_rows(const std::vector<store_entry> &entries, symbolizer &sym,
+				  bool keep_pid)
+{
+	site_table table(&sym, keep_pid);
+	for (const store_entry &e : entries)
+		table.add(e.snap, e.comm);
+	return table.rows();
+}
+
+/* The table gives its rows in site order: only the other orders need sorting. */
+void sort_merged(std::vector<site_row> &rows, sort_key key)
+{
+	if (key != sort_key::site)
+		sort_rows(rows, key);
 }
 
 void keep_top(std::vector<site_row> &rows, size_t top)
@@ -378,32 +389,33 @@ int64_t now_nanos()
  * exit status. */
 int report_once(const options &o, symbolizer &sym, const snapshot_file *base, std::string &out)
 {
-	std::vector<site_row> rows;
-	if (!collect(o, sym, rows))
+	std::vector<store_entry> entries;
+	if (!collect(o, entries))
 		return 1;
 	/* Rows of several processes are summed except in Prometheus series, which keep
-	 * their process (pid and comm labels). */
-	bool keep_pid = o.out == output::prometheus || o.pid != 0;
-	std::vector<site_row> merged = merge_rows(rows, keep_pid);
+	 * their process (pid and comm labels); snapshots keep sites only. */
+	bool keep_pid = (o.out == output::prometheus || o.pid != 0) &&
+			o.out != output::save && o.out != output::diff;
+	std::vector<site_row> merged = merged_rows(entries, sym, keep_pid);
 
 	switch (o.out) {
 	case output::text:
-		sort_rows(merged, o.sort);
+		sort_merged(merged, o.sort);
 		keep_top(merged, o.top);
 		render_text(out, merged, o.human);
 		return 0;
 	case output::json:
-		sort_rows(merged, o.sort);
+		sort_merged(merged, o.sort);
 		keep_top(merged, o.top);
 		render_json(out, merged);
 		return 0;
 	case output::prometheus:
-		sort_rows(merged, o.sort);
+		sort_merged(merged, o.sort);
 		keep_top(merged, o.top);
 		render_prometheus(out, merged);
 		return 0;
 	case output::pprof: {
-		sort_rows(merged, o.sort);
+		sort_merged(merged, o.sort);
 		keep_top(merged, o.top);
 		std::string pb;
 		if (!render_pprof(pb, merged, now_nanos())) {
@@ -416,11 +428,11 @@ int report_once(const options &o, symbolizer &sym, const snapshot_file *base, st
 		snapshot_file s;
 		s.pid = o.pid;
 		s.time = (int64_t)time(nullptr);
-		s.rows = merge_rows(rows, false);
+		s.rows = std::move(merged);
 		return write_file(o.file, format_snapshot(s)) ? 0 : 1;
 	}
 	case output::diff: {
-		std::vector<site_row> d = diff_rows(base->rows, merge_rows(rows, false), o.sort);
+		std::vector<site_row> d = diff_rows(base->rows, merged, o.sort);
 		keep_top(d, o.top);
 		render_diff(out, d, o.human);
 		return 0;

@@ -7,6 +7,10 @@
  * directory, removes the stores (and BPF pins) of dead processes, and logs each
  * bad store once. Thread-safe: the FUSE loop and the metrics server share one
  * instance.
+ *
+ * Every call reads every counter afresh; what is kept between calls is what the
+ * tags of an unchanged store come to: the tags themselves (scan_stores() with the
+ * last scan) and, for the combined report, the row each tag adds to.
  */
 #ifndef ALLOCINFOD_REPORT_H
 #define ALLOCINFOD_REPORT_H
@@ -17,8 +21,10 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "site_table.h"
 #include "store_scan.h"
 #include "symbolize.h"
 
@@ -40,13 +46,23 @@ public:
 	void pids(std::vector<int> &out);
 
 private:
-	void scan(allocinfo::scan_result &res);	/* with mu_ held */
-	void rows_of(const allocinfo::store_entry &e, std::vector<allocinfo::site_row> &rows);
+	/* Rescans the store directory into current_ (with mu_ held). */
+	void scan();
 
-	std::mutex mu_;			/* protects logged_, sym_age_; serialises scans */
+	std::mutex mu_;			/* protects everything below; serialises scans */
 	allocinfo::symbolizer sym_;
 	std::set<std::string> logged_;	/* problems already logged and still present */
 	time_t sym_age_ = 0;
+	/* The last scan: the next one reuses the tags of its stores that did not change. */
+	allocinfo::scan_result current_;
+	/* The combined report's table, kept from one read to the next, and for each
+	 * process the row of each of its tags, good while its tags_id stays. */
+	struct memo {
+		uint64_t tags_id = 0;
+		std::vector<uint32_t> rows;
+	};
+	allocinfo::site_table combined_{&sym_, false};
+	std::unordered_map<int, memo> memos_;
 };
 
 } /* namespace allocinfod */

@@ -4,7 +4,8 @@
  * snapshot_rows -> merge_rows -> every text renderer. Besides not crashing, the
  * output must keep its shape whatever the store holds: the text report has its two
  * header lines and one line per row, the Prometheus text two lines per row plus its
- * four comments (a hostile name must never add a line or a token).
+ * four comments (a hostile name must never add a line or a token). The site table,
+ * which the tools use instead of merge_rows(), must give exactly its rows.
  *
  * Built with libFuzzer by `make fuzz`; replayed over the corpus without libFuzzer by
  * fuzz_replay in `make check`.
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "report.h"
+#include "site_table.h"
 #include "store_reader.h"
 
 using namespace allocinfo;
@@ -55,6 +57,19 @@ void check_text(const std::string &text, size_t rows)
 	}
 }
 
+bool same_rows(const std::vector<site_row> &a, const std::vector<site_row> &b)
+{
+	if (a.size() != b.size())
+		return false;
+	for (size_t i = 0; i < a.size(); i++)
+		if (a[i].module != b[i].module || a[i].file != b[i].file || a[i].line != b[i].line ||
+		    a[i].func != b[i].func || a[i].bytes != b[i].bytes || a[i].calls != b[i].calls ||
+		    a[i].unloaded != b[i].unloaded || a[i].inaccurate != b[i].inaccurate ||
+		    a[i].pid != b[i].pid || a[i].comm != b[i].comm)
+			return false;
+	return true;
+}
+
 } /* namespace */
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -72,6 +87,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	std::vector<site_row> merged = merge_rows(rows, false);
 	std::vector<site_row> per_pid = merge_rows(rows, true);
 	check(merged.size() <= rows.size() && per_pid.size() <= rows.size(), "merge grew");
+	site_table table(nullptr, false), table_pid(nullptr, true);
+	table.add(snap);
+	table_pid.add(snap);
+	check(same_rows(table.rows(), merged), "site table: not the rows of merge_rows");
+	check(same_rows(table_pid.rows(), per_pid), "site table: not the rows of merge_rows (pid)");
 
 	std::string text, human, json, prom;
 	render_text(text, merged);

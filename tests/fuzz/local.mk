@@ -19,7 +19,8 @@ FUZZ_TIME = 60
 FUZZ_SANITIZE = fuzzer,address,undefined
 FUZZ_FLAGS =
 # The reader's sources, compiled with the fuzzer's coverage instrumentation.
-FUZZ_READER = lib/store_reader.cpp lib/report.cpp lib/symbolize.cpp lib/cxxname.cpp
+FUZZ_READER = lib/store_reader.cpp lib/site_table.cpp lib/report.cpp lib/symbolize.cpp \
+	lib/cxxname.cpp
 
 tests/fuzz/fuzz_store: $(top_srcdir)/tests/fuzz/fuzz_store.cpp \
 		$(addprefix $(top_srcdir)/,$(FUZZ_READER)) config.h

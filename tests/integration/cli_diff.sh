@@ -104,14 +104,16 @@ if command -v script > /dev/null; then
 		{ od -c "$tmp/tty" | head; fail "no screen clearing on a terminal"; }
 fi
 
-# --watch until SIGINT: ends at once, exit status 0.
-allocinfo --watch 60 > "$tmp/watch" &
+# --watch until SIGINT: ends at once, exit status 0. A file of its own: the reports
+# left in $tmp/watch above would let the signal go before the tool can take it (a
+# background job starts with SIGINT ignored), and it would then run for ever.
+allocinfo --watch 60 > "$tmp/watch-int" &
 w=$!
-wait_for "$tmp/watch" '^allocinfo - version' || fail "no first report"
+wait_for "$tmp/watch-int" '^allocinfo - version' || fail "no first report"
 kill -INT $w
 wait $w
 [ $? -eq 0 ] || fail "--watch should exit with 0 on SIGINT"
-[ "$(grep -c '^allocinfo - version' "$tmp/watch")" -eq 1 ] || fail "one report expected"
+[ "$(grep -c '^allocinfo - version' "$tmp/watch-int")" -eq 1 ] || fail "one report expected"
 
 # --watch -p of a process that exits: exit status 1.
 allocinfo -p "$c_pid" --watch 0.1 > /dev/null 2> "$tmp/err" &

@@ -19,6 +19,7 @@ tests_integration_daemon_http_SOURCES = tests/integration/daemon_http.c
 
 DAEMON_TESTS = \
 	tests/integration/daemon_files.sh \
+	tests/integration/daemon_changes.sh \
 	tests/integration/daemon_kill.sh \
 	tests/integration/daemon_load.sh \
 	tests/integration/daemon_prometheus.sh \

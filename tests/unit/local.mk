@@ -31,6 +31,13 @@ tests_unit_test_report_CXXFLAGS = $(AM_CXXFLAGS) -fno-exceptions -fno-rtti
 tests_unit_test_report_LDADD = lib/libreader.la $(CMOCKA_LIBS)
 TESTS += tests/unit/test_report
 
+check_PROGRAMS += tests/unit/test_site_table
+tests_unit_test_site_table_SOURCES = tests/unit/test_site_table.cpp
+tests_unit_test_site_table_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_site_table_CXXFLAGS = $(AM_CXXFLAGS) -fno-exceptions -fno-rtti
+tests_unit_test_site_table_LDADD = lib/libreader.la $(CMOCKA_LIBS)
+TESTS += tests/unit/test_site_table
+
 check_LTLIBRARIES += tests/unit/libsymfixture.la
 tests_unit_libsymfixture_la_SOURCES = tests/unit/symbolize_fixture.c
 tests_unit_libsymfixture_la_CFLAGS = $(AM_CFLAGS) -g -O1

@@ -3,8 +3,8 @@
  * test_store_scan.cpp - unit tests of lib/store_scan.cpp: which files of the store
  * directory are read, how a store is matched with its live process (pid, start
  * time, executable, state), what is stale and what is removed, the exact reason
- * given for each bad store, the run-time switch, and the hook for other store
- * kinds. The stores are synthetic, written by the test for itself or for children
+ * given for each bad store, what a scan takes over from the one before, the
+ * run-time switch, and the hook for other store kinds. The stores are synthetic, written by the test for itself or for children
  * it forks.
  */
 #include <setjmp.h>
@@ -278,11 +278,11 @@ void test_live(void **)
 	assert_int_equal(e.snap.pid, getpid());
 	assert_string_equal(e.snap.exe.c_str(), self_exe().c_str());
 	assert_int_equal(e.snap.tags.size(), 2);
-	assert_string_equal(e.snap.tags[0].file.c_str(), "a.c");
+	assert_true(e.snap.tags[0].file == "a.c");
 	assert_int_equal(e.snap.tags[0].line, 10);
 	assert_int_equal(e.snap.tags[0].bytes, 150);
 	assert_int_equal(e.snap.tags[0].calls, 2);
-	assert_string_equal(e.snap.tags[1].func.c_str(), "fb");
+	assert_true(e.snap.tags[1].func == "fb");
 	assert_int_equal(e.snap.tags[1].bytes, 7);
 
 	store_entry one;
@@ -601,6 +601,68 @@ void test_bad_and_good(void **)
 	assert_string_equal(only_problem(r).c_str(), (path_of(child) + ": truncated header").c_str());
 }
 
+/* ---- scanning again --------------------------------------------------------------- */
+
+/* A scan given the one before takes the tags over from the stores whose header is
+ * unchanged but for the switch, and reads their counters again; a store whose
+ * header changed, or whose file is another, is read afresh. */
+void test_rescan_reuses_tags(void **)
+{
+	store_image s = self_store();
+	put_store(getpid(), s);
+	scan_result first;
+	scan_stores(first, false);
+	assert_int_equal(first.live.size(), 1);
+	uint64_t id = first.live[0].snap.tags_id;
+	assert_true(id != 0);
+
+	/* New counts and switch: the same tags, the new counts. */
+	s.counter(0, 2)->bytes = 1100;
+	s.h()->enabled = 0;
+	put_store(getpid(), s);
+	scan_result second;
+	scan_stores(second, false, &first);
+	assert_int_equal(second.live.size(), 1);
+	const store_snapshot &snap = second.live[0].snap;
+	assert_true(snap.tags_id == id);
+	assert_true(first.live[0].snap.tags.empty());	/* taken over */
+	assert_int_equal(snap.tags.size(), 2);
+	assert_true(snap.tags[0].file == "a.c");
+	assert_int_equal(snap.tags[0].bytes, 1150);
+	assert_int_equal(snap.tags[1].bytes, 7);
+	assert_int_equal(snap.enabled, 0);
+	assert_string_equal(snap.exe.c_str(), self_exe().c_str());
+
+	/* A tag rewritten, as the writer does it: the generation moves. */
+	s.tag(3)->line = 21;
+	s.h()->generation++;
+	put_store(getpid(), s);
+	scan_result third;
+	scan_stores(third, false, &second);
+	assert_int_equal(third.live.size(), 1);
+	assert_true(third.live[0].snap.tags_id != id);
+	assert_int_equal(third.live[0].snap.tags[1].line, 21);
+
+	/* Another file in its place, header unchanged: read afresh all the same. */
+	s.tag(3)->line = 22;
+	std::string tmp = path_of(getpid()) + ".new";
+	put_file(tmp, s.buf.data(), TOTAL);
+	assert_int_equal(rename(tmp.c_str(), path_of(getpid()).c_str()), 0);
+	scan_result fourth;
+	scan_stores(fourth, false, &third);
+	assert_int_equal(fourth.live.size(), 1);
+	assert_int_equal(fourth.live[0].snap.tags[1].line, 22);
+
+	/* A store that went bad is refused, whatever was read of it before. */
+	s.h()->strings_used = STRINGS_CAP + 1;
+	put_store(getpid(), s);
+	scan_result fifth;
+	scan_stores(fifth, false, &fourth);
+	assert_int_equal(fifth.live.size(), 0);
+	assert_string_equal(only_problem(fifth).c_str(),
+			    (path_of(getpid()) + ": implausible sizes").c_str());
+}
+
 /* ---- the run-time switch ---------------------------------------------------------- */
 
 uint32_t enabled_word(int pid)
@@ -712,6 +774,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_other_names_ignored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live_sorted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rescan_reuses_tags, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exe_forms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pending, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_dead, setup, teardown),

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/* Summing tags into report rows through interned names (see site_table.h). */
+#include "site_table.h"
+
+#include <string.h>
+
+#include <algorithm>
+#include <functional>
+
+namespace allocinfo {
+
+namespace {
+
+int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+size_t mix(size_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h;
+}
+
+} /* namespace */
+
+bool site_table::raw_key::operator==(const raw_key &o) const
+{
+	return unloaded == o.unloaded && module == o.module && addr == o.addr && pid == o.pid;
+}
+
+bool site_table::row_key::operator==(const row_key &o) const
+{
+	return module == o.module && file == o.file && func == o.func && line == o.line &&
+	       unloaded == o.unloaded && pid == o.pid;
+}
+
+size_t site_table::key_hash::operator()(const raw_key &k) const
+{
+	size_t h = mix(k.unloaded, k.module);
+	h = mix(h, k.addr);
+	return mix(h, (uint32_t)k.pid);
+}
+
+size_t site_table::key_hash::operator()(const row_key &k) const
+{
+	size_t h = mix(k.module, k.file);
+	h = mix(h, k.func);
+	h = mix(h, k.line);
+	h = mix(h, k.unloaded);
+	return mix(h, (uint32_t)k.pid);
+}
+
+site_table::site_table(symbolizer *sym, bool keep_pid) : sym_(sym), keep_pid_(keep_pid)
+{
+	names_.emplace_back();	/* id 0: the empty name */
+	name_ids_.emplace(names_.back(), 0);
+}
+
+uint32_t site_table::intern(std::string_view s)
+{
+	auto it = name_ids_.find(s);
+	if (it != name_ids_.end())
+		return it->second;
+	uint32_t id = (uint32_t)names_.size();
+	names_.emplace_back(s);
+	name_ids_.emplace(names_.back(), id);
+	return id;
+}
+
+/* A name of the snapshot being added: equal addresses in its strings are equal
+ * names (the length is checked too, for views made by hand). */
+uint32_t site_table::name_at(std::string_view s, unsigned field)
+{
+	if (s.empty())
+		return 0;
+	last_name &l = last_[field];
+	if (l.p == s.data() && names_[l.id].size() == s.size())
+		return l.id;
+	auto it = by_address_.find(s.data());
+	uint32_t id;
+	if (it != by_address_.end() && names_[it->second].size() == s.size()) {
+		id = it->second;
+	} else {
+		id = intern(s);
+		by_address_[s.data()] = id;
+	}
+	l.p = s.data();
+	l.id = id;
+	return id;
+}
+
+/* The interned printed form of an interned name, made once per name. */
+uint32_t site_table::printed(uint32_t name, bool module)
+{
+	std::vector<uint32_t> &memo = module ? as_module_ : as_word_;
+	if (memo.size() <= name)
+		memo.resize(names_.size(), NONE);
+	if (memo[name] == NONE) {
+		const std::string &raw = names_[name];
+		uint32_t id = intern(module ? printed_module(raw) : printed_word(raw));
+		memo[name] = id;	/* after intern(), which may grow names_ only */
+	}
+	return memo[name];
+}
+
+uint32_t site_table::row_for(const row_key &k)
+{
+	auto r = row_ids_.try_emplace(k, (uint32_t)rows_.size());
+	if (r.second)
+		rows_.push_back({k, 0, 0, 0, std::string()});
+	return r.first->second;
+}
+
+/* The row a tag adds to; a site seen for the first time is given one. */
+uint32_t site_table::row_of(const tag_snapshot &t, int pid)
+{
+	bool unloaded = (t.flags & ALLOCINFO_TAGF_UNLOADED) != 0;
+	uint32_t module = name_at(t.module_path, 0);
+	if (!(t.flags & ALLOCINFO_TAGF_DYNAMIC)) {
+		/* A static tag prints as its names do, each made printable once. */
+		uint32_t file = name_at(t.file, 1), func = name_at(t.func, 2);
+		row_key rk = {printed(module, true), printed(file, false), printed(func, false),
+			      t.line, unloaded, pid};
+		return row_for(rk);
+	}
+
+	/* A caller tag is named from its module and address, once. */
+	raw_key k = {unloaded, module, t.addr, pid};
+	auto found = raw_rows_.find(k);
+	if (found != raw_rows_.end())
+		return found->second;
+	site_row named;
+	name_tag(t, sym_, named);
+	row_key rk = {intern(named.module), intern(named.file), intern(named.func), named.line,
+		      unloaded, pid};
+	uint32_t id = row_for(rk);
+	raw_rows_.emplace(k, id);
+	return id;
+}
+
+void site_table::add(const store_snapshot &s, const std::string &comm,
+		     std::vector<uint32_t> *memo)
+{
+	/* Addresses are those of this snapshot's strings only. */
+	by_address_.clear();
+	for (last_name &l : last_)
+		l = last_name();
+	if (memo && memo->size() != s.tags.size())
+		memo->assign(s.tags.size(), NONE);
+	int pid = keep_pid_ ? s.pid : 0;
+	for (size_t i = 0; i < s.tags.size(); i++) {
+		const tag_snapshot &t = s.tags[i];
+		if (!tag_listed(t))
+			continue;	/* and not named: an idle caller tag may never be */
+		uint32_t id;
+		if (!memo)
+			id = row_of(t, pid);
+		else if ((id = (*memo)[i]) == NONE)
+			id = (*memo)[i] = row_of(t, pid);
+		row &r = rows_[id];
+		if (r.report != report_) {
+			r.report = report_;
+			r.bytes = r.calls = 0;
+			r.comm.clear();
+			reported_.push_back(id);
+		}
+		r.bytes = sat_add(r.bytes, t.bytes);
+		r.calls = sat_add(r.calls, t.calls);
+		if (keep_pid_ && r.comm.empty())
+			r.comm = comm;
+	}
+}
+
+void site_table::clear_sums()
+{
+	report_++;
+	reported_.clear();
+	raw_rows_.clear();
+}
+
+std::vector<site_row> site_table::rows() const
+{
+	/* merge_rows()'s order: module, file, line, func, loaded first, pid. Rows are
+	 * distinct in these, so any sort gives the one order. */
+	std::vector<uint32_t> order(reported_);
+	std::sort(order.begin(), order.end(), [this](uint32_t x, uint32_t y) {
+		const row_key &a = rows_[x].key, &b = rows_[y].key;
+		int c;
+		if (a.module != b.module && (c = names_[a.module].compare(names_[b.module])))
+			return c < 0;
+		if (a.file != b.file && (c = names_[a.file].compare(names_[b.file])))
+			return c < 0;
+		if (a.line != b.line)
+			return a.line < b.line;
+		if (a.func != b.func && (c = names_[a.func].compare(names_[b.func])))
+			return c < 0;
+		if (a.unloaded != b.unloaded)
+			return b.unloaded;
+		return a.pid < b.pid;
+	});
+
+	std::vector<site_row> out(order.size());
+	for (size_t i = 0; i < order.size(); i++) {
+		const row &r = rows_[order[i]];
+		site_row &o = out[i];
+		o.module = names_[r.key.module];
+		o.file = names_[r.key.file];
+		o.line = r.key.line;
+		o.func = names_[r.key.func];
+		o.bytes = r.bytes;
+		o.calls = r.calls;
+		o.unloaded = r.key.unloaded;
+		o.pid = r.key.pid;
+		o.comm = r.comm;
+	}
+	return out;
+}
+
+} /* namespace allocinfo */
