@@ -111,25 +111,46 @@ const char *store_dir()
 	return d && d[0] == '/' ? d : "/dev/shm";
 }
 
-bool store_create(store_kind requested)
+/* Sets how the counters are split (store.h) and returns the number of shards. */
+static uint32_t plan_shards(bool bpf)
 {
 	uint32_t cpus = possible_cpus();
 	if (cpus == 0 || cpus > STORE_MAX_CPU_SHARDS)
 		cpus = cpus ? STORE_MAX_CPU_SHARDS : 64;
-	uint32_t nr_shards = cpus * 4 > STORE_MIN_SHARDS ? cpus * 4 : STORE_MIN_SHARDS;
+	uint32_t nr_shards;
+	if (bpf) {
+		uint32_t threads = cpus * 2;
+		if (threads < STORE_BPF_MIN_THREAD_SHARDS)
+			threads = STORE_BPF_MIN_THREAD_SHARDS;
+		if (threads > STORE_BPF_MAX_THREAD_SHARDS)
+			threads = STORE_BPF_MAX_THREAD_SHARDS;
+		nr_shards = 1 + threads + cpus;
+	} else {
+		nr_shards = cpus * 4 > STORE_MIN_SHARDS ? cpus * 4 : STORE_MIN_SHARDS;
+	}
 	g_store.nr_cpu_shards = cpus;
 	g_store.cpu_shard_first = nr_shards - cpus;
+	return nr_shards;
+}
+
+bool store_create(store_kind requested)
+{
+	uint32_t nr_shards = 0;
 	uint32_t capacity = STORE_TAG_CAPACITY;
 	size_t size = 0;
 	pid_t pid = getpid();
 	char *base = nullptr;
 
-	if (requested == store_kind::automatic || requested == store_kind::bpf)
+	if (requested == store_kind::automatic || requested == store_kind::bpf) {
+		nr_shards = plan_shards(true);
 		base = store_bpf_create(pid, nr_shards, requested == store_kind::bpf, &capacity, &size);
-	if (base)
+	}
+	if (base) {
 		g_store.kind = store_kind::bpf;
-	else
+	} else {
+		nr_shards = plan_shards(false);
 		size = total_size(nr_shards, capacity);
+	}
 
 	if (!base && requested != store_kind::none) {
 		int fd = open_shm(pid, size, g_store.path, sizeof(g_store.path));

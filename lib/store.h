@@ -32,12 +32,16 @@ extern store g_store HIDDEN;
  * is allocated in full. */
 constexpr uint32_t STORE_TAG_CAPACITY = 1u << 16;
 constexpr uint64_t STORE_STRINGS_CAPACITY = 16u << 20;
-/* Counter shards, four per CPU and at least 64 in all: shard 0, shared (atomic adds);
- * then thread shards, each serving one thread at a time; then one shard per CPU
- * (restartable sequences) for threads beyond that many alive at once. */
+/* Counter shards: shard 0, shared (atomic adds); then thread shards, each serving one
+ * thread at a time; then one shard per CPU (restartable sequences) for threads beyond
+ * that many alive at once. An shm store has four shards per CPU, at least 64 in all:
+ * pages never touched cost nothing. A BPF store's counters map is allocated in full,
+ * so it has fewer thread shards: two per CPU, within the bounds below. */
 constexpr uint32_t STORE_MIN_SHARDS = 64;
 constexpr uint32_t STORE_MAX_SHARDS = 4096;
 constexpr uint32_t STORE_MAX_CPU_SHARDS = 1024;	/* CPUs past it use shard 0 */
+constexpr uint32_t STORE_BPF_MIN_THREAD_SHARDS = 8;
+constexpr uint32_t STORE_BPF_MAX_THREAD_SHARDS = 64;
 
 /* Where shm stores live: $ALLOCINFO_STORE_DIR, else /dev/shm. */
 const char *store_dir() HIDDEN;

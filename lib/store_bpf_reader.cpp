@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,17 +20,24 @@ namespace allocinfo {
 
 namespace {
 
-/* [0, file_part) from the store file, then the counters region, copied from the
- * counters map (opened read-only) on each read. */
+/* [0, file_part) from the store file, then the counters region: each read maps the
+ * pages it needs of the counters map where the kernel allows it, else copies the
+ * values out with batch lookups, which costs many times as much. (Mapping the whole
+ * map once would make the kernel insert every one of its pages.) */
 class bpf_store_source final : public store_source {
 public:
-	/* map_fd: owned; -1 for a counters region of zeros. */
-	bpf_store_source(int fd, uint64_t file_part, int map_fd, uint64_t map_bytes)
-		: file_(fd), file_part_(file_part), map_fd_(map_fd), map_bytes_(map_bytes)
+	/* map_fd: owned; -1 for a counters region of zeros. mmap_fd: owned, the same map
+	 * opened so that it can be mapped, or -1. */
+	bpf_store_source(int fd, uint64_t file_part, int map_fd, uint64_t map_bytes,
+			 int mmap_fd = -1)
+		: file_(fd), file_part_(file_part), map_fd_(map_fd), map_bytes_(map_bytes),
+		  mmap_fd_(mmap_fd)
 	{
 	}
 	~bpf_store_source() override
 	{
+		if (mmap_fd_ >= 0 && mmap_fd_ != map_fd_)
+			close(mmap_fd_);
 		if (map_fd_ >= 0)
 			close(map_fd_);
 	}
@@ -58,10 +66,27 @@ public:
 			memset(out, 0, len);
 			return true;
 		}
+		if (mmap_fd_ >= 0 && read_mapped(off, out, len))
+			return true;
 		return read_counters(off, out, len);
 	}
 
 private:
+	/* Bytes [off, off + len) of the map's values through a mapping of their pages:
+	 * the writer's live values, as in an shm store. */
+	bool read_mapped(uint64_t off, char *out, size_t len) const
+	{
+		const uint64_t page = 4096;
+		uint64_t start = off & ~(page - 1);
+		uint64_t end = (off + len + page - 1) & ~(page - 1);
+		void *m = mmap(nullptr, end - start, PROT_READ, MAP_SHARED, mmap_fd_, (off_t)start);
+		if (m == MAP_FAILED)
+			return false;
+		memcpy(out, static_cast<const char *>(m) + (off - start), len);
+		munmap(m, end - start);
+		return true;
+	}
+
 	/* Bytes [off, off + len) of the map's values, as its mmap would show them. */
 	bool read_counters(uint64_t off, char *out, size_t len) const
 	{
@@ -89,6 +114,7 @@ private:
 	uint64_t file_part_;
 	int map_fd_;
 	uint64_t map_bytes_;
+	int mmap_fd_;
 };
 
 struct fd_closer {
@@ -128,6 +154,29 @@ int open_map(int pid, const char *name, uint32_t type, uint32_t value_size,
 		return -1;
 	}
 	return fd;
+}
+
+/* A descriptor of the counters map behind fd (already checked to be the store's)
+ * that can be mapped: fd itself, or -1. The kernel maps a BPF map only through a
+ * shared mapping, which it refuses on a read-only descriptor: the pin is then opened
+ * again read-write, if this reader may, and must be the same map. */
+int mappable_counters(int fd, int pid)
+{
+	void *m = mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	if (m != MAP_FAILED) {
+		munmap(m, 4096);
+		return fd;
+	}
+	std::string path = pin_dir(pid) + "/" ALLOCINFO_BPF_COUNTERS;
+	int rw = bpfsys::obj_get(path.c_str(), 0);
+	if (rw < 0)
+		return -1;
+	struct bpf_map_info a, b;
+	if (bpfsys::map_info(fd, &a) != 0 || bpfsys::map_info(rw, &b) != 0 || a.id != b.id) {
+		close(rw);
+		return -1;
+	}
+	return rw;
 }
 
 /* Reads the meta map of pid; false (with why) when it cannot. */
@@ -243,7 +292,8 @@ std::unique_ptr<store_source> open_bpf_store_source(int pid, const std::string &
 			   sizeof(allocinfo_counter), (uint32_t)entries, BPF_F_MMAPABLE, why);
 	if (mfd < 0)
 		return nullptr;
-	return std::unique_ptr<store_source>(new bpf_store_source(fd, h.counters_offset, mfd, map_bytes));
+	return std::unique_ptr<store_source>(new bpf_store_source(
+		fd, h.counters_offset, mfd, map_bytes, mappable_counters(mfd, pid)));
 }
 
 void remove_stale_bpf_pins(std::vector<std::string> &removed, std::vector<std::string> &problems)
