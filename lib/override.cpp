@@ -287,7 +287,12 @@ EXPORT size_t malloc_usable_size(void *p)
  * That is what the plain entry points do for a call with no tag, so the malloc
  * family's variants are the same functions under a second name. */
 
+#if defined(__GNUC__) && !defined(__clang__)
+/* copy(): the alias carries the attributes glibc's header gives its target. */
+#define NOPROF_ALIAS(fn) __attribute__((alias(#fn), copy(fn), visibility("default")))
+#else
 #define NOPROF_ALIAS(fn) __attribute__((alias(#fn), visibility("default")))
+#endif
 void *malloc_noprof(size_t n) NOPROF_ALIAS(malloc);
 void *calloc_noprof(size_t n, size_t m) NOPROF_ALIAS(calloc);
 void *realloc_noprof(void *p, size_t n) NOPROF_ALIAS(realloc);
