@@ -6,7 +6,7 @@
  * Used by the tools and inside the profiled process, so nothing here throws or uses
  * iostreams. Every renderer appends to `out`; none of them reads the store.
  *
- * Negative sums: a reader that adds up per-CPU counters while they change can see,
+ * Negative sums: a reader that adds up counter shards while they change can see,
  * for a moment, more frees than allocations, so a row's bytes or calls may be
  * negative. merge_rows() keeps the raw sums; every renderer prints a negative value
  * as 0 (see clamp0()), and sort_rows() orders by the value as printed.
