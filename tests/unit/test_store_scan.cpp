@@ -292,6 +292,33 @@ void test_live(void **)
 	assert_string_equal(one.comm.c_str(), "test_store_scan");
 }
 
+/* Only shards [0, shards_used) are summed; a value past the shard count (or 0, from
+ * a writer that does not set it) means all of them. */
+void test_shards_used(void **)
+{
+	struct expect {
+		uint32_t shards_used;
+		int64_t a_bytes, b_bytes;
+	} cases[] = {
+		{ 1, 100, 0 },		/* shard 1 was never handed out: not read */
+		{ 2, 150, 7 },
+		{ 0, 150, 7 },
+		{ NR_CPUS + 1, 150, 7 },
+		{ 0xffffffffu, 150, 7 },
+	};
+	for (const expect &c : cases) {
+		store_image s = self_store();
+		s.h()->shards_used = c.shards_used;
+		put_store(getpid(), s);
+		store_entry e;
+		std::string why;
+		assert_true(read_pid_store(getpid(), e, why));
+		assert_int_equal(e.snap.tags.size(), 2);
+		assert_int_equal(e.snap.tags[0].bytes, c.a_bytes);
+		assert_int_equal(e.snap.tags[1].bytes, c.b_bytes);
+	}
+}
+
 /* Several live stores come sorted by pid; a child's store is its own. */
 void test_live_sorted(void **)
 {
@@ -774,6 +801,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_other_names_ignored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live_sorted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shards_used, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rescan_reuses_tags, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exe_forms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pending, setup, teardown),
