@@ -70,7 +70,7 @@ void note_used(uint32_t i)
 }
 
 /* The key's destructor, at thread exit: later allocations of this thread (other
- * destructors) count in the shared shard. */
+ * destructors) count in its CPU's shard, or in shard 0. */
 void on_thread_exit(void *)
 {
 	if (t_state != shard_state::owned)
@@ -89,7 +89,7 @@ bool claim()
 		return false;
 	uint32_t i = take_free_shard();
 	if (!i)
-		return false;	/* all taken: this thread shares shard 0 from now on */
+		return false;	/* all taken: this thread counts in CPU shards from now on */
 	note_used(i);
 	t_index = i;
 	allocinfo__thread.shard = shard_base(i);
