@@ -228,7 +228,7 @@ void store_publish_tag(uint32_t slot, uint32_t flags, uint32_t file_off, uint32_
 	allocinfo_store_header *h = g_store.hdr;
 	if (slot >= h->nr_tags)
 		__atomic_store_n(&h->nr_tags, slot + 1, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&h->generation, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&h->generation, 1, __ATOMIC_RELEASE);
 	store_bpf_tag_published(slot);
 }
 
@@ -240,7 +240,7 @@ void store_set_tag_flags(uint32_t slot, uint32_t set, uint32_t clear)
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	t->flags = (t->flags | set) & ~clear;
 	__atomic_store_n(&t->seq, seq + 2, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&g_store.hdr->generation, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&g_store.hdr->generation, 1, __ATOMIC_RELEASE);
 	store_bpf_tag_flags(slot);
 }
 
@@ -260,7 +260,7 @@ void store_clear_tag(uint32_t slot)
 	t->file_off = t->func_off = t->module_off = t->line = 0;
 	t->addr = 0;
 	__atomic_store_n(&t->seq, seq + 2, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&g_store.hdr->generation, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&g_store.hdr->generation, 1, __ATOMIC_RELEASE);
 	store_bpf_tag_cleared(slot);
 }
 

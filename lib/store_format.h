@@ -71,7 +71,7 @@ struct allocinfo_store_header {
 	uint32_t state;              /* ALLOCINFO_STATE_* */
 	uint32_t exe_off;            /* string: the executable's path */
 	uint32_t backend;            /* 0 shm or anonymous, 1 BPF maps */
-	uint64_t generation;         /* bumped whenever a tag slot is (re)written */
+	uint64_t generation;         /* bumped (release) after a tag slot is (re)written */
 	uint32_t shards_used;        /* shards [0, shards_used) may be nonzero; grows,
 				      * release-stored; 0 (older writers): all of them */
 	uint32_t reserved32;
