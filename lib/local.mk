@@ -18,6 +18,7 @@ lib_libreader_la_SOURCES = \
 	lib/store_reader.h lib/store_reader.cpp \
 	lib/site_table.h lib/site_table.cpp \
 	lib/report.h lib/report.cpp lib/pprof.cpp \
+	lib/saturating.h \
 	lib/symbolize.h lib/symbolize.cpp \
 	lib/cxxname.h lib/cxxname.cpp
 lib_libreader_la_CXXFLAGS = $(LIB_CXXFLAGS) $(LIBDW_CFLAGS) $(ZLIB_CFLAGS)

@@ -12,18 +12,11 @@
 
 #include <algorithm>
 
+#include "saturating.h"
+
 namespace allocinfo {
 
 namespace {
-
-int64_t sat_add(int64_t a, int64_t b)
-{
-	int64_t r;
-
-	if (__builtin_add_overflow(a, b, &r))
-		return b > 0 ? INT64_MAX : INT64_MIN;
-	return r;
-}
 
 /* Orders by (module, file, line, func), then loaded before unloaded, then pid. */
 int site_cmp(const site_row &a, const site_row &b)
@@ -245,8 +238,8 @@ std::vector<site_row> merge_rows(const std::vector<site_row> &rows, bool keep_pi
 		if (!out.empty() && site_cmp(out.back(), r) == 0) {
 			site_row &m = out.back();
 
-			m.bytes = sat_add(m.bytes, r.bytes);
-			m.calls = sat_add(m.calls, r.calls);
+			m.bytes = saturating_add(m.bytes, r.bytes);
+			m.calls = saturating_add(m.calls, r.calls);
 			m.inaccurate = m.inaccurate || r.inaccurate;
 			if (m.comm.empty())
 				m.comm = r.comm;

@@ -7,17 +7,11 @@
 #include <algorithm>
 #include <functional>
 
+#include "saturating.h"
+
 namespace allocinfo {
 
 namespace {
-
-int64_t sat_add(int64_t a, int64_t b)
-{
-	int64_t r;
-	if (__builtin_add_overflow(a, b, &r))
-		return b > 0 ? INT64_MAX : INT64_MIN;
-	return r;
-}
 
 size_t mix(size_t h, uint64_t v)
 {
@@ -168,8 +162,8 @@ void site_table::add(const store_snapshot &s, const std::string &comm,
 			r.comm.clear();
 			reported_.push_back(id);
 		}
-		r.bytes = sat_add(r.bytes, t.bytes);
-		r.calls = sat_add(r.calls, t.calls);
+		r.bytes = saturating_add(r.bytes, t.bytes);
+		r.calls = saturating_add(r.calls, t.calls);
 		if (keep_pid_ && r.comm.empty())
 			r.comm = comm;
 	}

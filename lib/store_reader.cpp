@@ -8,6 +8,7 @@
 
 #include <atomic>
 
+#include "saturating.h"
 #include "symbolize.h"
 
 namespace allocinfo {
@@ -116,15 +117,6 @@ std::string one_token(std::string_view s, const char *fallback)
 	for (char &c : r)
 		if ((unsigned char)c <= ' ' || c == 0x7f)
 			c = '_';
-	return r;
-}
-
-/* Counter sums of a hostile store must not overflow (undefined behaviour). */
-int64_t saturating_add(int64_t a, int64_t b)
-{
-	int64_t r;
-	if (__builtin_add_overflow(a, b, &r))
-		return b > 0 ? INT64_MAX : INT64_MIN;
 	return r;
 }
 

@@ -13,6 +13,8 @@
 #include <map>
 #include <tuple>
 
+#include "saturating.h"
+
 namespace allocinfo {
 
 namespace {
@@ -128,22 +130,6 @@ void append_text(std::string &out, const std::string &s)
 		unsigned char c = (unsigned char)ch;
 		out += (c < 0x20 || c == 0x7f) ? '?' : ch;
 	}
-}
-
-int64_t sat_add(int64_t a, int64_t b)
-{
-	int64_t r;
-	if (__builtin_add_overflow(a, b, &r))
-		return b > 0 ? INT64_MAX : INT64_MIN;
-	return r;
-}
-
-int64_t sat_sub(int64_t a, int64_t b)
-{
-	int64_t r;
-	if (__builtin_sub_overflow(a, b, &r))
-		return b < 0 ? INT64_MAX : INT64_MIN;
-	return r;
 }
 
 } /* namespace */
@@ -264,8 +250,8 @@ std::vector<site_row> diff_rows(const std::vector<site_row> &then,
 			it = sites.emplace(key_of(r), std::move(d)).first;
 		}
 		site_row &d = it->second;
-		d.bytes = sign > 0 ? sat_add(d.bytes, r.bytes) : sat_sub(d.bytes, r.bytes);
-		d.calls = sign > 0 ? sat_add(d.calls, r.calls) : sat_sub(d.calls, r.calls);
+		d.bytes = sign > 0 ? saturating_add(d.bytes, r.bytes) : saturating_sub(d.bytes, r.bytes);
+		d.calls = sign > 0 ? saturating_add(d.calls, r.calls) : saturating_sub(d.calls, r.calls);
 	};
 	for (const site_row &r : now)
 		add(r, 1);
