@@ -163,10 +163,12 @@ static inline void release(void *p)
 	alloc_record *rec = record_of(p);
 	uint32_t meta = rec->meta;
 	if (unlikely(meta != RECORD_MAGIC)) {
-		if ((meta & RECORD_MAGIC_MASK) != RECORD_MAGIC)
-			release_plain(p);
-		else
+		if ((meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
 			release_slow(p);
+		else if (likely(g_fast.plain_when_off))
+			backend::free(p);	/* counting off: a plain block, nothing to check */
+		else
+			release_plain(p);
 		return;
 	}
 	uint32_t slot = rec->tag & g_fast.slot_mask;

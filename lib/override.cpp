@@ -67,32 +67,34 @@ template <bool Zero>
 }
 
 /* ALLOCINFO=0 stops here: plain blocks, no record. */
-[[gnu::noinline]] void *malloc_off(size_t n, bool zero, uintptr_t ra)
+template <bool Zero>
+[[gnu::noinline]] void *malloc_off(size_t n, uintptr_t ra)
 {
 	if (likely(g_fast.plain_when_off))
-		return zero ? backend::calloc(1, n) : backend::malloc(n);
-	return malloc_slow(n, zero, ra);
+		return Zero ? backend::calloc(1, n) : backend::malloc(n);
+	return malloc_slow(n, Zero, ra);
 }
 
-[[gnu::noinline]] void *site_malloc_off(const alloc_tag *t, size_t n, bool zero)
+template <bool Zero>
+[[gnu::noinline]] void *site_malloc_off(const alloc_tag *t, size_t n)
 {
 	if (likely(g_fast.plain_when_off))
-		return zero ? backend::calloc(1, n) : backend::malloc(n);
-	return site_malloc_slow(t, n, zero);
+		return Zero ? backend::calloc(1, n) : backend::malloc(n);
+	return site_malloc_slow(t, n, Zero);
 }
 
 inline void *do_malloc(size_t n, uintptr_t ra)
 {
 	if (likely(fast_go()))
 		return malloc_fast<false>(n, ra);
-	return malloc_off(n, false, ra);
+	return malloc_off<false>(n, ra);
 }
 
 inline void *do_site_malloc(const alloc_tag *t, size_t n, bool zero)
 {
 	if (likely(fast_go()))
 		return zero ? site_malloc_fast<true>(t, n) : site_malloc_fast<false>(t, n);
-	return site_malloc_off(t, n, zero);
+	return zero ? site_malloc_off<true>(t, n) : site_malloc_off<false>(t, n);
 }
 
 inline void *do_calloc(size_t n, size_t m, uintptr_t ra)
@@ -104,7 +106,7 @@ inline void *do_calloc(size_t n, size_t m, uintptr_t ra)
 	}
 	if (likely(fast_go()))
 		return malloc_fast<true>(total, ra);
-	return malloc_off(total, true, ra);
+	return malloc_off<true>(total, ra);
 }
 
 /* slot_fn is called only when the allocation is counted. */
@@ -485,7 +487,7 @@ namespace {
 
 [[gnu::noinline]] void *new_off(size_t n, uintptr_t ra)
 {
-	void *p = malloc_off(n, false, ra);
+	void *p = malloc_off<false>(n, ra);
 	return likely(p != nullptr) ? p : new_failed(n, 0, ra, false);
 }
 
