@@ -30,9 +30,13 @@ slow_plan slow_mode()
 	return { how::off, 0 };
 }
 
-void *allocated_unowned(alloc_record *rec, uint32_t slot, size_t size)
+void *finish_unowned(alloc_record *rec, uint32_t slot, size_t size, uint32_t meta)
 {
-	return finish(rec, slot, size, RECORD_MAGIC);
+	counter_add_unowned(slot, (int64_t)size, 1);
+	rec->size = size;
+	rec->tag = slot;
+	rec->meta = meta;
+	return rec + 1;
 }
 
 void release_unowned(alloc_record *rec, uint32_t slot, size_t size) noexcept

@@ -88,25 +88,33 @@ static inline uint32_t slot_for_caller(uintptr_t ra)
 	return t ? slot_of(t) : caller_slot(ra);
 }
 
+/* Counts a block and writes its record, for a thread without a shard of its own;
+ * returns the caller's pointer. */
+void *finish_unowned(alloc_record *rec, uint32_t slot, size_t size, uint32_t meta) HIDDEN;
+
 /*
- * Writes the record and counts. A record without flags is counted even in the
- * discard slot (a real counter no reader shows: cheaper than a branch); one marked
- * RECORD_F_UNCOUNTED is not, as the counters may not exist yet.
+ * Counts and writes the record; returns the caller's pointer. A record without flags
+ * is counted even in the discard slot (a real counter no reader shows: cheaper than a
+ * branch); one marked RECORD_F_UNCOUNTED is not, as the counters may not exist yet.
+ * The counter comes first: its load then never waits behind the record's stores
+ * (which can share its address modulo 4 KiB). A thread without a shard leaves by a
+ * tail call, so the fast path keeps nothing live across it.
  */
 static inline void *finish(alloc_record *rec, uint32_t slot, size_t size, uint32_t meta)
 {
-	/* The counter first: its load then never waits behind the record's stores
-	 * (which can share its address modulo 4 KiB). */
-	if (likely(!(meta & RECORD_F_UNCOUNTED)))
-		counter_add(slot, (int64_t)size, 1);
+	if (likely(!(meta & RECORD_F_UNCOUNTED))) {
+		char *shard = thread_shard();
+		if (unlikely(!shard))
+			return finish_unowned(rec, slot, size, meta);
+		allocinfo_counter *c = counter_at(shard, slot);
+		add_owned(&c->bytes, (int64_t)size);
+		add_owned(&c->calls, 1);
+	}
 	rec->size = size;
 	rec->tag = slot;
 	rec->meta = meta;
 	return rec + 1;
 }
-
-/* A plain record and its count, for a thread without a shard of its own. */
-void *allocated_unowned(alloc_record *rec, uint32_t slot, size_t size) HIDDEN;
 
 /* malloc/calloc with glibc's own 16-byte alignment. */
 static inline void *allocate(uint32_t slot, size_t size, bool zero, uint32_t flags = 0)
@@ -120,19 +128,7 @@ static inline void *allocate(uint32_t slot, size_t size, bool zero, uint32_t fla
 						      : backend::malloc(total));
 	if (unlikely(!rec))
 		return nullptr;
-	if (flags)	/* known at compile time on the fast path */
-		return finish(rec, slot, size, RECORD_MAGIC | flags);
-	/* As finish(), with the rare case a tail call: nothing to keep across it. */
-	char *shard = thread_shard();
-	if (unlikely(!shard))
-		return allocated_unowned(rec, slot, size);
-	allocinfo_counter *c = counter_at(shard, slot);
-	add_owned(&c->bytes, (int64_t)size);
-	add_owned(&c->calls, 1);
-	rec->size = size;
-	rec->tag = slot;
-	rec->meta = RECORD_MAGIC;
-	return rec + 1;
+	return finish(rec, slot, size, RECORD_MAGIC | flags);
 }
 
 /* An allocation under a plan other than how::counted. */
