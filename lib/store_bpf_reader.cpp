@@ -76,7 +76,7 @@ private:
 	 * the writer's live values, as in an shm store. */
 	bool read_mapped(uint64_t off, char *out, size_t len) const
 	{
-		const uint64_t page = 4096;
+		const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 		uint64_t start = off & ~(page - 1);
 		uint64_t end = (off + len + page - 1) & ~(page - 1);
 		void *m = mmap(nullptr, end - start, PROT_READ, MAP_SHARED, mmap_fd_, (off_t)start);
@@ -162,9 +162,9 @@ int open_map(int pid, const char *name, uint32_t type, uint32_t value_size,
  * again read-write, if this reader may, and must be the same map. */
 int mappable_counters(int fd, int pid)
 {
-	void *m = mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	void *m = mmap(nullptr, 1, PROT_READ, MAP_SHARED, fd, 0);
 	if (m != MAP_FAILED) {
-		munmap(m, 4096);
+		munmap(m, 1);
 		return fd;
 	}
 	std::string path = pin_dir(pid) + "/" ALLOCINFO_BPF_COUNTERS;
