@@ -75,6 +75,16 @@ struct allocinfo_thread {
 	void *shard;				/* the library's: this thread's counters */
 };
 
+/* In front of each block allocated while counting (layout version 1): the library's,
+ * and written by the inline fast path below. Shards hold one {bytes, calls} pair of
+ * long longs per slot. */
+struct allocinfo__record_v1 {
+	unsigned long long size;	/* bytes asked for */
+	unsigned int counter;		/* index * 16: the tag's counter pair in a shard */
+	unsigned int meta;		/* ALLOCINFO__MAGIC_V1: a plain record */
+};
+#define ALLOCINFO__MAGIC_V1 0xa11c0000u
+
 /* With ALLOCINFO_NO_CALL_MACROS the header leaves malloc() and friends alone (for a
  * file that declares them itself): tags, alloc_hooks() and scopes still work. */
 
@@ -152,6 +162,13 @@ ALLOCINFO_API int asprintf_noprof(char **strp, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 ALLOCINFO_API int vasprintf_noprof(char **strp, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
+
+/*
+ * The inline fast path, layout version 1 (see allocinfo__malloc_v1 below). The
+ * library points this at a word that is nonzero while a tagged allocation may be
+ * made and counted in the caller's own code; at a zero word otherwise.
+ */
+ALLOCINFO_API extern const unsigned int *allocinfo__inline_v1;
 
 #endif /* !ALLOCINFO_DISABLE */
 
@@ -266,15 +283,118 @@ __attribute__((constructor(101), used)) static void allocinfo__register_this_obj
 #if !defined(ALLOCINFO_NO_CALL_MACROS) && !defined(ALLOCINFO_LIBRARY)
 
 /*
+ * The inline fast path. A tagged malloc() or calloc() that finds counting on, no
+ * scope, its tag numbered and the thread holding a counter shard of its own makes
+ * the allocation here, in the caller, with glibc's allocator: the same steps as the
+ * library's fast path, without the call into the library. Everything else (a thread's
+ * first allocation, a tag not yet numbered, scopes, counting off, ALLOCINFO_DEBUG,
+ * sanitizers) calls the library, which decides.
+ *
+ * This code knows two layouts, frozen as version 1: the 16-byte record in front of
+ * the block and a counter's place in a shard. A library with other layouts exports
+ * no allocinfo__inline_v1, so a program built against this header then fails to
+ * start instead of miscounting. -DALLOCINFO_NO_INLINE always calls the library.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define ALLOCINFO__SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+	__has_feature(memory_sanitizer)
+#define ALLOCINFO__SANITIZED 1
+#endif
+#endif
+
+#if defined(__x86_64__) && defined(__GLIBC__) && defined(__GNUC__) && \
+	!defined(ALLOCINFO__SANITIZED) && !defined(ALLOCINFO_NO_INLINE)
+#define ALLOCINFO__INLINE 1
+#ifdef __cplusplus
+#define ALLOCINFO__NOEXCEPT noexcept
+extern "C" {
+#else
+#define ALLOCINFO__NOEXCEPT
+#endif
+/* glibc's allocator itself, under the library's malloc; through the GOT, no PLT. */
+#ifdef __clang__
+extern void *__libc_malloc(size_t) ALLOCINFO__NOEXCEPT;
+extern void *__libc_calloc(size_t, size_t) ALLOCINFO__NOEXCEPT;
+#else
+extern void *__libc_malloc(size_t) ALLOCINFO__NOEXCEPT __attribute__((noplt));
+extern void *__libc_calloc(size_t, size_t) ALLOCINFO__NOEXCEPT __attribute__((noplt));
+#endif
+#ifdef __cplusplus
+}
+#endif
+
+/* *p += v in one instruction: neither a signal handler nor a reader splits it. */
+static inline __attribute__((always_inline)) void allocinfo__add_v1(long long *p, long long v)
+{
+	__asm__("addq %1, %0" : "+m"(*p) : "er"(v));
+}
+
+/* Casts that strict C++ warning sets accept. */
+#ifdef __cplusplus
+#define ALLOCINFO__CAST(type, v) static_cast<type>(v)
+#else
+#define ALLOCINFO__CAST(type, v) ((type)(v))
+#endif
+
+static inline __attribute__((always_inline, malloc)) void *
+allocinfo__malloc_v1(const struct alloc_tag *t, size_t n, int zero)
+{
+	struct allocinfo_thread *th = &allocinfo__thread;
+	const unsigned int *go = __atomic_load_n(&allocinfo__inline_v1, __ATOMIC_RELAXED);
+	unsigned int slot = __atomic_load_n(&t->index, __ATOMIC_RELAXED);
+	/* The switch first: with counting off this is all the inline code costs. */
+	if (__builtin_expect(__atomic_load_n(go, __ATOMIC_RELAXED) && th->shard && !th->override &&
+			     slot && n <= ALLOCINFO__CAST(size_t, -1) - sizeof(struct allocinfo__record_v1),
+			     1)) {
+		struct allocinfo__record_v1 *r = ALLOCINFO__CAST(struct allocinfo__record_v1 *,
+			zero ? __libc_calloc(1, n + sizeof(*r)) : __libc_malloc(n + sizeof(*r)));
+		if (__builtin_expect(!r, 0))
+			return r;	/* null, errno ENOMEM, as from the library */
+		/* The counter pair {bytes, calls} of this tag in the thread's shard. */
+		unsigned int counter = slot << 4;
+		void *pair = ALLOCINFO__CAST(char *, th->shard) + counter;
+		long long *c = ALLOCINFO__CAST(long long *, pair);
+		allocinfo__add_v1(&c[0], ALLOCINFO__CAST(long long, n));
+		allocinfo__add_v1(&c[1], 1);
+		r->size = n;
+		r->counter = counter;
+		r->meta = ALLOCINFO__MAGIC_V1;
+		return r + 1;
+	}
+	return zero ? allocinfo_calloc(t, 1, n) : allocinfo_malloc(t, n);
+}
+
+static inline __attribute__((always_inline, malloc, alloc_size(2))) void *
+allocinfo__malloc_inline(const struct alloc_tag *t, size_t n)
+{
+	return allocinfo__malloc_v1(t, n, 0);
+}
+
+static inline __attribute__((always_inline, malloc, alloc_size(2, 3))) void *
+allocinfo__calloc_inline(const struct alloc_tag *t, size_t n, size_t size)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, size, &total))
+		return allocinfo_calloc(t, n, size);	/* sets errno */
+	return allocinfo__malloc_v1(t, total, 1);
+}
+#else
+#define allocinfo__malloc_inline allocinfo_malloc
+#define allocinfo__calloc_inline allocinfo_calloc
+#endif /* ALLOCINFO__INLINE */
+
+/*
  * The call-site macros. In C they call the allocinfo_ entry points. In C++ they keep
  * the function's own name and add the tag as a first argument (overloads below), so
  * that std::malloc(n) and ::malloc(n) still mean what they say.
  */
 #ifdef __cplusplus
 inline void *malloc(const struct alloc_tag *t, size_t n) noexcept
-{ return allocinfo_malloc(t, n); }
+{ return allocinfo__malloc_inline(t, n); }
 inline void *calloc(const struct alloc_tag *t, size_t n, size_t s) noexcept
-{ return allocinfo_calloc(t, n, s); }
+{ return allocinfo__calloc_inline(t, n, s); }
 inline void *realloc(const struct alloc_tag *t, void *p, size_t n) noexcept
 { return allocinfo_realloc(t, p, n); }
 inline void *reallocarray(const struct alloc_tag *t, void *p, size_t n, size_t s) noexcept
@@ -311,12 +431,14 @@ using ::realloc;
 using ::aligned_alloc;
 }
 #define ALLOCINFO__CALL(fn, ...) fn(ALLOCINFO__SITE(), __VA_ARGS__)
+#define ALLOCINFO__CALL_INLINE ALLOCINFO__CALL
 #else
 #define ALLOCINFO__CALL(fn, ...) allocinfo_##fn(ALLOCINFO__SITE(), __VA_ARGS__)
+#define ALLOCINFO__CALL_INLINE(fn, ...) allocinfo__##fn##_inline(ALLOCINFO__SITE(), __VA_ARGS__)
 #endif
 
-#define malloc(...)         ALLOCINFO__CALL(malloc, __VA_ARGS__)
-#define calloc(...)         ALLOCINFO__CALL(calloc, __VA_ARGS__)
+#define malloc(...)         ALLOCINFO__CALL_INLINE(malloc, __VA_ARGS__)
+#define calloc(...)         ALLOCINFO__CALL_INLINE(calloc, __VA_ARGS__)
 #define realloc(...)        ALLOCINFO__CALL(realloc, __VA_ARGS__)
 #define reallocarray(...)   ALLOCINFO__CALL(reallocarray, __VA_ARGS__)
 #define aligned_alloc(...)  ALLOCINFO__CALL(aligned_alloc, __VA_ARGS__)

@@ -34,14 +34,15 @@ void *finish_unowned(alloc_record *rec, uint32_t slot, size_t size, uint32_t met
 {
 	counter_add_unowned(slot, (int64_t)size, 1);
 	rec->size = size;
-	rec->tag = slot;
+	rec->counter = counter_offset(slot);
 	rec->meta = meta;
 	return rec + 1;
 }
 
-void release_unowned(alloc_record *rec, uint32_t slot, size_t size) noexcept
+void release_unowned(void *p) noexcept
 {
-	counter_add_unowned(slot, -(int64_t)size, -1);
+	alloc_record *rec = record_of(p);
+	counter_add_unowned(record_slot(rec), -(int64_t)rec->size, -1);
 	backend::free(rec);
 }
 
@@ -82,7 +83,7 @@ bool check_pointer(void *p, const char *what)
 		problem = "misaligned";
 	else if ((rec->meta & RECORD_MAGIC_MASK) != RECORD_MAGIC)
 		problem = "no allocinfo record: never allocated here, or already freed";
-	else if (rec->tag > g_fast.slot_mask)
+	else if (rec->counter & ~g_fast.counter_mask)
 		problem = "corrupt record";
 	if (!problem)
 		return true;
@@ -99,6 +100,17 @@ void release_plain(void *p) noexcept
 	backend::free(p);
 }
 
+void release_other(void *p) noexcept
+{
+	uint32_t meta = record_of(p)->meta;
+	if ((meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
+		release_slow(p);
+	else if (likely(g_fast.plain_when_off))
+		backend::free(p);	/* counting off: a plain block, nothing to check */
+	else
+		release_plain(p);
+}
+
 void release_slow(void *p) noexcept
 {
 	alloc_record *rec = record_of(p);
@@ -110,7 +122,7 @@ void release_slow(void *p) noexcept
 	if ((meta & RECORD_F_DEBUG) && !check_pointer(p, "free"))
 		return;
 	if (!(meta & RECORD_F_UNCOUNTED))
-		counter_sub(rec->tag & g_fast.slot_mask, (int64_t)rec->size, 1);
+		counter_sub(record_slot(rec), (int64_t)rec->size, 1);
 	void *base = rec;
 	if (meta & RECORD_SHIFT_MASK)
 		base = static_cast<char *>(p) - ((size_t)1 << ((meta & RECORD_SHIFT_MASK) >> 8));
@@ -146,7 +158,7 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 		errno = EINVAL;
 		return nullptr;
 	}
-	uint32_t old_slot = rec->tag & g_fast.slot_mask;
+	uint32_t old_slot = record_slot(rec);
 	size_t old_size = rec->size;
 	if ((meta & RECORD_SHIFT_MASK) || backend::owns_bootstrap(rec))
 		/* glibc's realloc would not keep the alignment. */
@@ -160,7 +172,7 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 	if (!nrec)
 		return nullptr;	/* the old block is untouched, and so are its counts */
 	nrec->size = size;
-	nrec->tag = slot;
+	nrec->counter = counter_offset(slot);
 	nrec->meta = RECORD_MAGIC | flags;
 	bool was_counted = !(meta & RECORD_F_UNCOUNTED), counted = !(flags & RECORD_F_UNCOUNTED);
 	if (was_counted && counted && old_slot == slot) {

@@ -111,7 +111,7 @@ static inline void *finish(alloc_record *rec, uint32_t slot, size_t size, uint32
 		add_owned(&c->calls, 1);
 	}
 	rec->size = size;
-	rec->tag = slot;
+	rec->counter = counter_offset(slot);
 	rec->meta = meta;
 	return rec + 1;
 }
@@ -147,36 +147,28 @@ bool check_pointer(void *p, const char *what) HIDDEN;
 
 /* free() of a block without a record (made while counting was off). */
 void release_plain(void *p) noexcept HIDDEN;
+/* free() of a block whose record is not exactly the plain one, or that has none. */
+void release_other(void *p) noexcept HIDDEN;
 /* free() of a block whose record is not plain: aligned, uncounted, debug. */
 void release_slow(void *p) noexcept HIDDEN;
-/* free() of a plain record by a thread without a shard of its own. */
-void release_unowned(alloc_record *rec, uint32_t slot, size_t size) noexcept HIDDEN;
+/* free() of p, with a plain record, by a thread without a shard of its own. */
+void release_unowned(void *p) noexcept HIDDEN;
 
 /* Every branch away from the common case ends in a tail call, so that free() needs no
  * stack frame. */
 static inline void release(void *p)
 {
 	alloc_record *rec = record_of(p);
-	uint32_t meta = rec->meta;
-	if (unlikely(meta != RECORD_MAGIC)) {
-		if ((meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
-			release_slow(p);
-		else if (likely(g_fast.plain_when_off))
-			backend::free(p);	/* counting off: a plain block, nothing to check */
-		else
-			release_plain(p);
+	if (unlikely(rec->meta != RECORD_MAGIC)) {	/* compared in memory */
+		release_other(p);
 		return;
 	}
-	uint32_t slot = rec->tag & g_fast.slot_mask;
-	size_t size = rec->size;
 	char *shard = thread_shard();
 	if (unlikely(!shard)) {
-		release_unowned(rec, slot, size);
+		release_unowned(p);
 		return;
 	}
-	allocinfo_counter *c = counter_at(shard, slot);
-	sub_owned(&c->bytes, (int64_t)size);
-	sub_owned(&c->calls, 1);
+	sub_owned_at(shard, rec->counter & g_fast.counter_mask, (int64_t)rec->size);
 	backend::free(rec);
 }
 

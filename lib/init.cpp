@@ -18,14 +18,20 @@
 #include "store_bpf.h"
 #include "thread_shard.h"
 
+namespace allocinfo {
+const uint32_t g_stop = 0;
+}
+
 extern "C" {
 EXPORT __thread struct allocinfo_thread allocinfo__thread
 	__attribute__((tls_model("initial-exec")));
+/* The header's inline fast path: glibc underneath (no sanitizer's allocator, whose
+ * blocks glibc's would not be), and the same switch as `go`. */
+EXPORT const unsigned int *allocinfo__inline_v1 = &allocinfo::g_stop;
 }
 
 namespace allocinfo {
 
-const uint32_t g_stop = 0;
 alignas(64) fast_state g_fast = { &g_stop };
 
 namespace {
@@ -78,7 +84,7 @@ void start()
 	g_fast.nr_shards = h->nr_cpus;
 	g_fast.counters = g_store.counters;
 	g_fast.shard_shift = g_store.shard_shift;
-	g_fast.slot_mask = h->tag_capacity - 1;
+	g_fast.counter_mask = counter_offset(h->tag_capacity - 1);
 	g_fast.enabled = &h->enabled;
 	g_fast.debug = o.debug;
 	if (!shards_init())
@@ -89,6 +95,8 @@ void start()
 	if (!o.debug) {
 		g_fast.plain_when_off = !RECORD_ALWAYS;
 		__atomic_store_n(&g_fast.go, g_fast.enabled, __ATOMIC_RELEASE);
+		if (!RECORD_ALWAYS)
+			__atomic_store_n(&allocinfo__inline_v1, g_fast.enabled, __ATOMIC_RELEASE);
 	}
 }
 

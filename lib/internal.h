@@ -41,7 +41,8 @@ enum run_state : uint32_t {
 struct alignas(64) fast_state {
 	const uint32_t *go;		/* nonzero: take the fast path */
 	char *counters;			/* counter of (shard 0, slot 0) */
-	uint32_t slot_mask;		/* tag capacity - 1 */
+	uint32_t counter_mask;		/* a record's counter offset, kept within the
+					 * store's tag capacity (a power of two) */
 	uint32_t state;			/* enum run_state */
 	uint32_t debug;			/* ALLOCINFO_DEBUG */
 	uint32_t nr_shards;		/* counter shards (thread_shard.h) */
@@ -74,12 +75,20 @@ extern const uint32_t g_stop HIDDEN;
  */
 struct alloc_record {
 	uint64_t size;		/* bytes the caller asked for */
-	uint32_t tag;		/* store slot; ALLOCINFO_TAG_DISCARD when not counted */
+	uint32_t counter;	/* slot * 16: the offset of the slot's counter in a shard,
+				 * so that free() indexes without a shift; the discard
+				 * slot's when not counted */
 	uint32_t meta;		/* RECORD_MAGIC | align_shift << 8 | RECORD_F_* */
 };
 static_assert(sizeof(alloc_record) == 16, "the record keeps 16-byte alignment");
+/* The header's inline fast path writes records too (layout version 1). */
+static_assert(offsetof(alloc_record, size) == offsetof(allocinfo__record_v1, size) &&
+	      offsetof(alloc_record, counter) == offsetof(allocinfo__record_v1, counter) &&
+	      offsetof(alloc_record, meta) == offsetof(allocinfo__record_v1, meta) &&
+	      sizeof(alloc_record) == sizeof(allocinfo__record_v1),
+	      "the record is the header's version 1");
 
-constexpr uint32_t RECORD_MAGIC = 0xa11c0000u;
+constexpr uint32_t RECORD_MAGIC = ALLOCINFO__MAGIC_V1;
 constexpr uint32_t RECORD_MAGIC_MASK = 0xffff0000u;
 constexpr uint32_t RECORD_SHIFT_MASK = 0x0000ff00u; /* log2(alignment) when > 16 */
 constexpr uint32_t RECORD_F_SAMPLED = 0x1u;	/* spare: a sampler's mark */
@@ -101,6 +110,17 @@ static inline bool has_record(const void *p)
 static inline alloc_record *record_of(void *p)
 {
 	return reinterpret_cast<alloc_record *>(static_cast<char *>(p) - sizeof(alloc_record));
+}
+
+/* A slot's counter offset, as records keep it; and back. */
+static inline uint32_t counter_offset(uint32_t slot)
+{
+	return slot << 4;
+}
+
+static inline uint32_t record_slot(const alloc_record *rec)
+{
+	return (rec->counter & g_fast.counter_mask) >> 4;
 }
 
 /* A tag whose slot is the discard slot: what the library's own allocations use. */

@@ -35,9 +35,13 @@ static inline char *thread_shard()
 	return static_cast<char *>(allocinfo__thread.shard);
 }
 
+/* The header's inline fast path finds a counter the same way (layout version 1). */
+static_assert(sizeof(allocinfo_counter) == 16 && offsetof(allocinfo_counter, bytes) == 0 &&
+	      offsetof(allocinfo_counter, calls) == 8, "a counter is the header's version 1");
+
 static inline allocinfo_counter *counter_at(char *shard, uint32_t slot)
 {
-	return reinterpret_cast<allocinfo_counter *>(shard + ((uintptr_t)slot << 4));
+	return reinterpret_cast<allocinfo_counter *>(shard + counter_offset(slot));
 }
 
 /* *p += v as one instruction, which neither a signal nor a reader can split. */
@@ -56,6 +60,22 @@ static inline __attribute__((always_inline)) void sub_owned(int64_t *p, int64_t 
 	asm("subq %1, %0" : "+m"(*p) : "er"(v));
 #else
 	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) - v, __ATOMIC_RELAXED);
+#endif
+}
+
+/* The counter at byte offset `counter` of the thread's own shard, less `bytes` and
+ * one call: free()'s update, addressed by base and index so that no address is
+ * computed first. */
+static inline __attribute__((always_inline)) void
+sub_owned_at(char *shard, uint32_t counter, int64_t bytes)
+{
+#if defined(__x86_64__)
+	asm volatile("subq %0, (%1,%2)\n\tsubq $1, 8(%1,%2)"
+		     : : "r"(bytes), "r"(shard), "r"((uintptr_t)counter) : "memory");
+#else
+	auto *c = reinterpret_cast<allocinfo_counter *>(shard + counter);
+	sub_owned(&c->bytes, bytes);
+	sub_owned(&c->calls, 1);
 #endif
 }
 

@@ -75,6 +75,14 @@ tests_unit_test_control_LDADD = $(UNIT_LDADD)
 tests_unit_test_control_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_threads tests/unit/test_control
 
+check_PROGRAMS += tests/unit/test_inline
+tests_unit_test_inline_SOURCES = tests/unit/test_inline.c
+tests_unit_test_inline_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_inline_LDADD = $(UNIT_LDADD) -lpthread
+tests_unit_test_inline_LDFLAGS = $(TEST_LINK_FLAGS) \
+	-Wl,--wrap=allocinfo_malloc -Wl,--wrap=allocinfo_calloc
+TESTS += tests/unit/test_inline
+
 check_PROGRAMS += tests/unit/test_shards
 tests_unit_test_shards_SOURCES = tests/unit/test_shards.c
 tests_unit_test_shards_CPPFLAGS = $(UNIT_CPPFLAGS)

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The header's inline fast path: a tagged malloc/calloc that may be counted in the
+ * caller is, without calling the library; everything else reaches the library. This
+ * program is linked with --wrap for allocinfo_malloc and allocinfo_calloc: its calls to
+ * them come here, are counted (the inline code's fallbacks) and go on to the library.
+ * Counts in the report are exact either way.
+ *
+ * Built with a sanitizer, the header compiles no inline path and the library would
+ * refuse it: every call then falls back, and the tests say so.
+ */
+#include <allocinfo.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "site_report.h"
+
+static unsigned long fallbacks;
+
+void *__real_allocinfo_malloc(const struct alloc_tag *t, size_t n);
+void *__real_allocinfo_calloc(const struct alloc_tag *t, size_t n, size_t size);
+
+void *__wrap_allocinfo_malloc(const struct alloc_tag *t, size_t n);
+void *__wrap_allocinfo_malloc(const struct alloc_tag *t, size_t n)
+{
+	__atomic_add_fetch(&fallbacks, 1, __ATOMIC_RELAXED);
+	return __real_allocinfo_malloc(t, n);
+}
+
+void *__wrap_allocinfo_calloc(const struct alloc_tag *t, size_t n, size_t size);
+void *__wrap_allocinfo_calloc(const struct alloc_tag *t, size_t n, size_t size)
+{
+	__atomic_add_fetch(&fallbacks, 1, __ATOMIC_RELAXED);
+	return __real_allocinfo_calloc(t, n, size);
+}
+
+static unsigned long fallbacks_now(void)
+{
+	return __atomic_load_n(&fallbacks, __ATOMIC_RELAXED);
+}
+
+/* Whether this build can count a tagged allocation inline at all. */
+static int inline_built(void)
+{
+#ifdef ALLOCINFO__INLINE
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+/* The fallbacks n allocations are expected to make once site and thread are known. */
+static unsigned long expected(unsigned long n)
+{
+	return inline_built() ? 0 : n;
+}
+
+static int m_line;
+static void *m_block(size_t n)
+{
+	m_line = __LINE__ + 1;
+	return malloc(n);
+}
+
+static int c_line;
+static void *c_block(size_t n, size_t size)
+{
+	c_line = __LINE__ + 1;
+	return calloc(n, size);
+}
+
+enum { N = 1000 };
+
+/* Sizes no allocation can have (volatile: the compiler would warn at each call). */
+static volatile size_t no_room_for_a_record = SIZE_MAX - 8;
+static volatile size_t half_of_everything = SIZE_MAX / 2;
+static volatile size_t more_than_the_machine = (size_t)1 << 46;	/* 64 TiB */
+
+/* Tags are numbered when their object is registered, and this thread has its shard
+ * (from the allocations before main): every call stays inline. */
+static void test_malloc_counts_inline(void **state)
+{
+	(void)state;
+	static void *p[N];
+	if (inline_built())
+		assert_int_not_equal(*allocinfo__inline_v1, 0);
+	unsigned long before = fallbacks_now();
+	long long bytes = 0;
+	for (int i = 0; i < N; i++) {
+		p[i] = m_block((size_t)i + 1);
+		assert_non_null(p[i]);
+		memset(p[i], 0xa5, (size_t)i + 1);
+		bytes += i + 1;
+	}
+	assert_int_equal(fallbacks_now() - before, expected(N));
+	assert_site(__FILE__, m_line, "m_block", bytes, N);
+	assert_int_equal(malloc_usable_size(p[N - 1]) >= N, 1);
+	for (int i = 0; i < N; i += 2)
+		free(p[i]);
+	assert_site(__FILE__, m_line, "m_block", bytes / 2 + N / 4, N / 2);
+	for (int i = 1; i < N; i += 2)
+		free(p[i]);
+	assert_site(__FILE__, m_line, "m_block", 0, 0);
+}
+
+/* calloc: zeroed blocks of the exact size; an overflowing product reaches the library,
+ * which refuses it. */
+static void test_calloc_counts_inline(void **state)
+{
+	(void)state;
+	free(c_block(1, 1));
+	unsigned long before = fallbacks_now();
+	void *p[100];
+	for (int i = 0; i < 100; i++) {
+		p[i] = c_block((size_t)i + 1, 3);
+		assert_non_null(p[i]);
+		for (int k = 0; k < (i + 1) * 3; k++)
+			assert_int_equal(((unsigned char *)p[i])[k], 0);
+	}
+	assert_int_equal(fallbacks_now() - before, expected(100));
+	assert_site(__FILE__, c_line, "c_block", 3 * 100 * 101 / 2, 100);
+	for (int i = 0; i < 100; i++)
+		free(p[i]);
+
+	before = fallbacks_now();
+	errno = 0;
+	assert_null(c_block(half_of_everything, 3));
+	assert_int_equal(errno, ENOMEM);
+	assert_int_equal(fallbacks_now() - before, 1);
+	assert_site(__FILE__, c_line, "c_block", 0, 0);
+}
+
+/* Sizes the inline code cannot add a record to go to the library; sizes glibc refuses
+ * fail inline with ENOMEM (a sanitizer's allocator would stop the program instead);
+ * neither is counted. */
+static void test_failures_count_nothing(void **state)
+{
+	(void)state;
+	free(m_block(1));
+	unsigned long before = fallbacks_now();
+	errno = 0;
+	assert_null(m_block(no_room_for_a_record));
+	assert_int_equal(errno, ENOMEM);
+	assert_int_equal(fallbacks_now() - before, 1);
+
+	if (inline_built()) {
+		before = fallbacks_now();
+		errno = 0;
+		assert_null(m_block(more_than_the_machine));
+		assert_int_equal(errno, ENOMEM);
+		assert_int_equal(fallbacks_now() - before, 0);
+	}
+	assert_site(__FILE__, m_line, "m_block", 0, 0);
+}
+
+/* A scope overrides every tag: the library charges the scope. */
+static void test_scope_goes_to_the_library(void **state)
+{
+	(void)state;
+	free(m_block(1));
+	unsigned long before = fallbacks_now();
+	void *p[10];
+	int scope_line;
+	{
+		scope_line = __LINE__ + 1;
+		ALLOC_TAG_SCOPE();
+		for (int i = 0; i < 10; i++)
+			p[i] = m_block(8);
+	}
+	assert_int_equal(fallbacks_now() - before, 10);
+	assert_site(__FILE__, scope_line, "test_scope_goes_to_the_library", 80, 10);
+	assert_site(__FILE__, m_line, "m_block", 0, 0);
+	for (int i = 0; i < 10; i++)
+		free(p[i]);
+	assert_site(__FILE__, scope_line, "test_scope_goes_to_the_library", 0, 0);
+}
+
+/* Counting switched off: the library's plain blocks; switched on again: inline. */
+static void test_switch_off_and_on(void **state)
+{
+	(void)state;
+	free(m_block(1));
+	allocinfo_set_enabled(0);
+	unsigned long before = fallbacks_now();
+	void *off = m_block(100);
+	assert_non_null(off);
+	assert_int_equal(fallbacks_now() - before, 1);
+	allocinfo_set_enabled(1);
+	before = fallbacks_now();
+	void *on = m_block(200);
+	assert_int_equal(fallbacks_now() - before, expected(1));
+	assert_site(__FILE__, m_line, "m_block", 200, 1);
+	free(off);
+	free(on);
+	assert_site(__FILE__, m_line, "m_block", 0, 0);
+}
+
+/* A new thread has no shard until its first allocation, made by the library. */
+static void *thread_allocs(void *arg)
+{
+	(void)arg;
+	unsigned long before = fallbacks_now();
+	void **p = malloc(10 * sizeof(void *));	/* this line's tag is numbered already */
+	for (int i = 0; i < 10; i++)
+		p[i] = m_block(16);
+	unsigned long *used = malloc(sizeof(*used));
+	*used = fallbacks_now() - before;	/* 12 calls: how many reached the library */
+	for (int i = 0; i < 10; i++)
+		free(p[i]);
+	free(p);
+	return used;
+}
+
+static void test_new_thread(void **state)
+{
+	(void)state;
+	free(m_block(1));
+	free(thread_allocs(NULL));	/* numbers that function's tags */
+	pthread_t t;
+	void *ret;
+	assert_int_equal(pthread_create(&t, NULL, thread_allocs, NULL), 0);
+	assert_int_equal(pthread_join(t, &ret), 0);
+	/* the first allocation takes a shard; the other eleven stay inline */
+	unsigned long used = *(unsigned long *)ret;
+	free(ret);
+	assert_int_equal(used, inline_built() ? 1 : 12);
+	assert_site(__FILE__, m_line, "m_block", 0, 0);
+}
+
+/* Under ALLOCINFO_DEBUG every allocation goes through the library, which checks. */
+static void test_debug_goes_to_the_library(void **state)
+{
+	(void)state;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		setenv("ALLOCINFO_DEBUG", "1", 1);
+		execl("/proc/self/exe", "test_inline", "--debug-child", (char *)NULL);
+		_exit(99);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* Exit status 0 when every one of 100 allocations reached the library and the
+ * counts are exact. */
+static int debug_child(void)
+{
+	free(m_block(1));
+	unsigned long before = fallbacks_now();
+	void *p[100];
+	for (int i = 0; i < 100; i++)
+		p[i] = m_block(10);
+	if (fallbacks_now() - before != 100 || *allocinfo__inline_v1 != 0)
+		return 1;
+	struct site_counts c = site_lookup(__FILE__, m_line, "m_block");
+	if (!c.found || c.bytes != 1000 || c.calls != 100)
+		return 2;
+	for (int i = 0; i < 100; i++)
+		free(p[i]);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--debug-child"))
+		return debug_child();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_malloc_counts_inline),
+		cmocka_unit_test(test_calloc_counts_inline),
+		cmocka_unit_test(test_failures_count_nothing),
+		cmocka_unit_test(test_scope_goes_to_the_library),
+		cmocka_unit_test(test_switch_off_and_on),
+		cmocka_unit_test(test_new_thread),
+		cmocka_unit_test(test_debug_goes_to_the_library),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
