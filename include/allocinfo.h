@@ -163,12 +163,13 @@ ALLOCINFO_API int asprintf_noprof(char **strp, const char *fmt, ...)
 ALLOCINFO_API int vasprintf_noprof(char **strp, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
 
-/*
- * The inline fast path, layout version 1 (see allocinfo__malloc_v1 below). The
- * library points this at a word that is nonzero while a tagged allocation may be
- * made and counted in the caller's own code; at a zero word otherwise.
- */
-ALLOCINFO_API extern const unsigned int *allocinfo__inline_v1;
+/* What the inline fast path (layout version 1, allocinfo__malloc_v1 below) may do;
+ * the library's to set. */
+struct allocinfo__inline_state_v1 {
+	const unsigned int *go;	/* at a nonzero word: count in the caller */
+	unsigned int plain;	/* with go's word at 0: a plain block, from glibc */
+};
+ALLOCINFO_API extern struct allocinfo__inline_state_v1 allocinfo__inline_v1;
 
 #endif /* !ALLOCINFO_DISABLE */
 
@@ -342,12 +343,15 @@ static inline __attribute__((always_inline, malloc)) void *
 allocinfo__malloc_v1(const struct alloc_tag *t, size_t n, int zero)
 {
 	struct allocinfo_thread *th = &allocinfo__thread;
-	const unsigned int *go = __atomic_load_n(&allocinfo__inline_v1, __ATOMIC_RELAXED);
+	const unsigned int *go = __atomic_load_n(&allocinfo__inline_v1.go, __ATOMIC_RELAXED);
 	unsigned int slot = __atomic_load_n(&t->index, __ATOMIC_RELAXED);
-	/* The switch first: with counting off this is all the inline code costs. */
-	if (__builtin_expect(__atomic_load_n(go, __ATOMIC_RELAXED) && th->shard && !th->override &&
-			     slot && n <= ALLOCINFO__CAST(size_t, -1) - sizeof(struct allocinfo__record_v1),
-			     1)) {
+	/* The switch first: counting off, this and a plain call to glibc are all. */
+	if (__builtin_expect(!__atomic_load_n(go, __ATOMIC_RELAXED), 0)) {
+		if (__atomic_load_n(&allocinfo__inline_v1.plain, __ATOMIC_RELAXED))
+			return zero ? __libc_calloc(1, n) : __libc_malloc(n);
+	} else if (__builtin_expect(th->shard && !th->override && slot &&
+				    n <= ALLOCINFO__CAST(size_t, -1) - sizeof(struct allocinfo__record_v1),
+				    1)) {
 		struct allocinfo__record_v1 *r = ALLOCINFO__CAST(struct allocinfo__record_v1 *,
 			zero ? __libc_calloc(1, n + sizeof(*r)) : __libc_malloc(n + sizeof(*r)));
 		if (__builtin_expect(!r, 0))

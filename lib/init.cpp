@@ -25,9 +25,10 @@ const uint32_t g_stop = 0;
 extern "C" {
 EXPORT __thread struct allocinfo_thread allocinfo__thread
 	__attribute__((tls_model("initial-exec")));
-/* The header's inline fast path: glibc underneath (no sanitizer's allocator, whose
- * blocks glibc's would not be), and the same switch as `go`. */
-EXPORT const unsigned int *allocinfo__inline_v1 = &allocinfo::g_stop;
+/* The header's inline fast path: the same switch as `go`, and the same plain blocks
+ * as plain_when_off; only with glibc underneath (a sanitizer's allocator must see
+ * every block). */
+EXPORT struct allocinfo__inline_state_v1 allocinfo__inline_v1 = { &allocinfo::g_stop, 0 };
 }
 
 namespace allocinfo {
@@ -37,6 +38,14 @@ alignas(64) fast_state g_fast = { &g_stop };
 namespace {
 
 pid_t g_starting_tid;
+
+/* Counting off (or never on) means plain glibc blocks, unless a sanitizer's allocator
+ * is underneath. */
+void set_plain_when_off()
+{
+	g_fast.plain_when_off = !RECORD_ALWAYS;
+	allocinfo__inline_v1.plain = !RECORD_ALWAYS;
+}
 
 /* Under a sanitizer, the sanitizer's own start-up calls malloc before its
  * interceptors work: start only once constructors run. */
@@ -69,14 +78,14 @@ void start()
 	options o = read_options();
 	if (o.mode == profiling_mode::never) {
 		__atomic_store_n(&g_fast.state, STATE_NEVER, __ATOMIC_RELEASE);
-		g_fast.plain_when_off = !RECORD_ALWAYS;	/* every block plain, cheaply */
+		set_plain_when_off();	/* every block plain, cheaply */
 		return;
 	}
 	backend::init();
 	if (!store_create(o.store) || !caller_tags_init()) {
 		log_message("cannot map memory for the counters; profiling is off");
 		__atomic_store_n(&g_fast.state, STATE_NEVER, __ATOMIC_RELEASE);
-		g_fast.plain_when_off = !RECORD_ALWAYS;
+		set_plain_when_off();
 		return;
 	}
 	allocinfo_store_header *h = g_store.hdr;
@@ -93,10 +102,10 @@ void start()
 	__atomic_store_n(&g_fast.state, STATE_RUNNING, __ATOMIC_RELEASE);
 	/* Debugging takes the slow path, which checks every pointer. */
 	if (!o.debug) {
-		g_fast.plain_when_off = !RECORD_ALWAYS;
+		set_plain_when_off();
 		__atomic_store_n(&g_fast.go, g_fast.enabled, __ATOMIC_RELEASE);
 		if (!RECORD_ALWAYS)
-			__atomic_store_n(&allocinfo__inline_v1, g_fast.enabled, __ATOMIC_RELEASE);
+			__atomic_store_n(&allocinfo__inline_v1.go, g_fast.enabled, __ATOMIC_RELEASE);
 	}
 }
 

@@ -95,7 +95,7 @@ static void test_malloc_counts_inline(void **state)
 	(void)state;
 	static void *p[N];
 	if (inline_built())
-		assert_int_not_equal(*allocinfo__inline_v1, 0);
+		assert_int_not_equal(*allocinfo__inline_v1.go, 0);
 	unsigned long before = fallbacks_now();
 	long long bytes = 0;
 	for (int i = 0; i < N; i++) {
@@ -187,24 +187,41 @@ static void test_scope_goes_to_the_library(void **state)
 	assert_site(__FILE__, scope_line, "test_scope_goes_to_the_library", 0, 0);
 }
 
-/* Counting switched off: the library's plain blocks; switched on again: inline. */
+/* Counting switched off: plain blocks from glibc, made inline too; switched on again:
+ * counted inline. Blocks of either kind are freed and grown under either. */
 static void test_switch_off_and_on(void **state)
 {
 	(void)state;
 	free(m_block(1));
 	allocinfo_set_enabled(0);
 	unsigned long before = fallbacks_now();
-	void *off = m_block(100);
+	void *off = m_block(100), *off_zeroed = c_block(10, 10);
 	assert_non_null(off);
-	assert_int_equal(fallbacks_now() - before, 1);
+	assert_non_null(off_zeroed);
+	assert_int_equal(fallbacks_now() - before, expected(2));
+	for (int k = 0; k < 100; k++)
+		assert_int_equal(((unsigned char *)off_zeroed)[k], 0);
+	memset(off, 1, 100);
+	assert_site(__FILE__, m_line, "m_block", 0, 0);
+	assert_site(__FILE__, c_line, "c_block", 0, 0);
+	free(off_zeroed);	/* a plain block, freed while off */
+
 	allocinfo_set_enabled(1);
 	before = fallbacks_now();
 	void *on = m_block(200);
 	assert_int_equal(fallbacks_now() - before, expected(1));
 	assert_site(__FILE__, m_line, "m_block", 200, 1);
+	int realloc_line = __LINE__ + 1;
+	off = realloc(off, 300);	/* a plain block gets a record, charged here */
+	assert_non_null(off);
+	assert_int_equal(((unsigned char *)off)[99], 1);
+	assert_site(__FILE__, realloc_line, "test_switch_off_and_on", 300, 1);
+	allocinfo_set_enabled(0);
+	free(on);		/* counted blocks, freed while off */
 	free(off);
-	free(on);
+	allocinfo_set_enabled(1);
 	assert_site(__FILE__, m_line, "m_block", 0, 0);
+	assert_site(__FILE__, realloc_line, "test_switch_off_and_on", 0, 0);
 }
 
 /* A new thread has no shard until its first allocation, made by the library. */
@@ -239,37 +256,53 @@ static void test_new_thread(void **state)
 	assert_site(__FILE__, m_line, "m_block", 0, 0);
 }
 
-/* Under ALLOCINFO_DEBUG every allocation goes through the library, which checks. */
-static void test_debug_goes_to_the_library(void **state)
+/* This program again, with one more variable in its environment; its exit status. */
+static int run_child(const char *env)
 {
-	(void)state;
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		setenv("ALLOCINFO_DEBUG", "1", 1);
-		execl("/proc/self/exe", "test_inline", "--debug-child", (char *)NULL);
+		putenv((char *)env);
+		execl("/proc/self/exe", "test_inline", "--child", (char *)NULL);
 		_exit(99);
 	}
 	int status;
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	return WEXITSTATUS(status);
 }
 
-/* Exit status 0 when every one of 100 allocations reached the library and the
- * counts are exact. */
-static int debug_child(void)
+/* Under ALLOCINFO_DEBUG every allocation goes through the library, which checks. */
+static void test_debug_goes_to_the_library(void **state)
 {
+	(void)state;
+	assert_int_equal(run_child("ALLOCINFO_DEBUG=1"), 0);
+}
+
+/* ALLOCINFO=never: plain blocks, inline. */
+static void test_never(void **state)
+{
+	(void)state;
+	assert_int_equal(run_child("ALLOCINFO=never"), 0);
+}
+
+/* Exit status 0 when 100 allocations reached the library or not as the environment
+ * says, and the counts are exact. */
+static int child(void)
+{
+	int never = getenv("ALLOCINFO") && !strcmp(getenv("ALLOCINFO"), "never");
 	free(m_block(1));
 	unsigned long before = fallbacks_now();
 	void *p[100];
 	for (int i = 0; i < 100; i++)
 		p[i] = m_block(10);
-	if (fallbacks_now() - before != 100 || *allocinfo__inline_v1 != 0)
+	if (fallbacks_now() - before != (never ? expected(100) : 100))
 		return 1;
-	struct site_counts c = site_lookup(__FILE__, m_line, "m_block");
-	if (!c.found || c.bytes != 1000 || c.calls != 100)
+	if (*allocinfo__inline_v1.go != 0)
 		return 2;
+	struct site_counts c = site_lookup(__FILE__, m_line, "m_block");
+	if (never ? c.found : !c.found || c.bytes != 1000 || c.calls != 100)
+		return 3;
 	for (int i = 0; i < 100; i++)
 		free(p[i]);
 	return 0;
@@ -277,8 +310,8 @@ static int debug_child(void)
 
 int main(int argc, char **argv)
 {
-	if (argc == 2 && !strcmp(argv[1], "--debug-child"))
-		return debug_child();
+	if (argc == 2 && !strcmp(argv[1], "--child"))
+		return child();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_malloc_counts_inline),
 		cmocka_unit_test(test_calloc_counts_inline),
@@ -287,6 +320,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_switch_off_and_on),
 		cmocka_unit_test(test_new_thread),
 		cmocka_unit_test(test_debug_goes_to_the_library),
+		cmocka_unit_test(test_never),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
