@@ -284,12 +284,13 @@ __attribute__((constructor(101), used)) static void allocinfo__register_this_obj
 #if !defined(ALLOCINFO_NO_CALL_MACROS) && !defined(ALLOCINFO_LIBRARY)
 
 /*
- * The inline fast path. A tagged malloc() or calloc() that finds counting on, no
- * scope, its tag numbered and the thread holding a counter shard of its own makes
- * the allocation here, in the caller, with glibc's allocator: the same steps as the
- * library's fast path, without the call into the library. Everything else (a thread's
- * first allocation, a tag not yet numbered, scopes, counting off, ALLOCINFO_DEBUG,
- * sanitizers) calls the library, which decides.
+ * The inline fast path. A tagged malloc(), calloc(), strdup() or strndup() that
+ * finds counting on, no scope, its tag numbered and the thread holding a counter
+ * shard of its own makes the allocation here, in the caller, with glibc's allocator:
+ * the same steps as the library's fast path, without the call into the library.
+ * Counting off, it is a plain call to glibc, as in the library. Everything else (a
+ * thread's first allocation, a tag not yet numbered, scopes, ALLOCINFO_DEBUG,
+ * sanitizers, start-up) calls the library, which decides.
  *
  * This code knows two layouts, frozen as version 1: the 16-byte record in front of
  * the block and a counter's place in a shard. A library with other layouts exports
@@ -384,9 +385,34 @@ allocinfo__calloc_inline(const struct alloc_tag *t, size_t n, size_t size)
 		return allocinfo_calloc(t, n, size);	/* sets errno */
 	return allocinfo__malloc_v1(t, total, 1);
 }
+
+/* strdup and strndup are a malloc and a copy: the malloc inline too. */
+static inline __attribute__((always_inline, malloc)) char *
+allocinfo__strdup_inline(const struct alloc_tag *t, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = ALLOCINFO__CAST(char *, allocinfo__malloc_v1(t, n, 0));
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}
+
+static inline __attribute__((always_inline, malloc)) char *
+allocinfo__strndup_inline(const struct alloc_tag *t, const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+	char *p = ALLOCINFO__CAST(char *, allocinfo__malloc_v1(t, n + 1, 0));
+	if (p) {
+		memcpy(p, s, n);
+		p[n] = '\0';
+	}
+	return p;
+}
 #else
 #define allocinfo__malloc_inline allocinfo_malloc
 #define allocinfo__calloc_inline allocinfo_calloc
+#define allocinfo__strdup_inline allocinfo_strdup
+#define allocinfo__strndup_inline allocinfo_strndup
 #endif /* ALLOCINFO__INLINE */
 
 /*
@@ -414,9 +440,9 @@ inline void *valloc(const struct alloc_tag *t, size_t n) noexcept
 inline void *pvalloc(const struct alloc_tag *t, size_t n) noexcept
 { return allocinfo_pvalloc(t, n); }
 inline char *strdup(const struct alloc_tag *t, const char *s) noexcept
-{ return allocinfo_strdup(t, s); }
+{ return allocinfo__strdup_inline(t, s); }
 inline char *strndup(const struct alloc_tag *t, const char *s, size_t n) noexcept
-{ return allocinfo_strndup(t, s, n); }
+{ return allocinfo__strndup_inline(t, s, n); }
 inline int vasprintf(const struct alloc_tag *t, char **p, const char *f, va_list ap) noexcept
 { return allocinfo_vasprintf(t, p, f, ap); }
 __attribute__((format(printf, 3, 4)))
@@ -450,8 +476,8 @@ using ::aligned_alloc;
 #define memalign(...)       ALLOCINFO__CALL(memalign, __VA_ARGS__)
 #define valloc(...)         ALLOCINFO__CALL(valloc, __VA_ARGS__)
 #define pvalloc(...)        ALLOCINFO__CALL(pvalloc, __VA_ARGS__)
-#define strdup(...)         ALLOCINFO__CALL(strdup, __VA_ARGS__)
-#define strndup(...)        ALLOCINFO__CALL(strndup, __VA_ARGS__)
+#define strdup(...)         ALLOCINFO__CALL_INLINE(strdup, __VA_ARGS__)
+#define strndup(...)        ALLOCINFO__CALL_INLINE(strndup, __VA_ARGS__)
 #define asprintf(...)       ALLOCINFO__CALL(asprintf, __VA_ARGS__)
 #define vasprintf(...)      ALLOCINFO__CALL(vasprintf, __VA_ARGS__)
 #endif /* !ALLOCINFO_NO_CALL_MACROS */

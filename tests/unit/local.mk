@@ -80,7 +80,8 @@ tests_unit_test_inline_SOURCES = tests/unit/test_inline.c
 tests_unit_test_inline_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_inline_LDADD = $(UNIT_LDADD) -lpthread
 tests_unit_test_inline_LDFLAGS = $(TEST_LINK_FLAGS) \
-	-Wl,--wrap=allocinfo_malloc -Wl,--wrap=allocinfo_calloc
+	-Wl,--wrap=allocinfo_malloc -Wl,--wrap=allocinfo_calloc \
+	-Wl,--wrap=allocinfo_strdup -Wl,--wrap=allocinfo_strndup
 TESTS += tests/unit/test_inline
 
 check_PROGRAMS += tests/unit/test_shards

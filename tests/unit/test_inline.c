@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The header's inline fast path: a tagged malloc/calloc that may be counted in the
- * caller is, without calling the library; everything else reaches the library. This
- * program is linked with --wrap for allocinfo_malloc and allocinfo_calloc: its calls to
- * them come here, are counted (the inline code's fallbacks) and go on to the library.
+ * The header's inline fast path: a tagged malloc, calloc, strdup or strndup that may
+ * be counted in the caller is, without calling the library; everything else reaches
+ * the library. This program is linked with --wrap for the library's entry points
+ * that the inline code falls back to (allocinfo_malloc, allocinfo_calloc; and
+ * allocinfo_strdup, allocinfo_strndup where there is no inline code): its calls to
+ * them come here, are counted and go on to the library.
  * Counts in the report are exact either way.
  *
  * Built with a sanitizer, the header compiles no inline path and the library would
@@ -44,6 +46,24 @@ void *__wrap_allocinfo_calloc(const struct alloc_tag *t, size_t n, size_t size)
 {
 	__atomic_add_fetch(&fallbacks, 1, __ATOMIC_RELAXED);
 	return __real_allocinfo_calloc(t, n, size);
+}
+
+char *__real_allocinfo_strdup(const struct alloc_tag *t, const char *s);
+char *__real_allocinfo_strndup(const struct alloc_tag *t, const char *s, size_t n);
+
+/* Without the inline path, strdup and strndup reach the library as themselves. */
+char *__wrap_allocinfo_strdup(const struct alloc_tag *t, const char *s);
+char *__wrap_allocinfo_strdup(const struct alloc_tag *t, const char *s)
+{
+	__atomic_add_fetch(&fallbacks, 1, __ATOMIC_RELAXED);
+	return __real_allocinfo_strdup(t, s);
+}
+
+char *__wrap_allocinfo_strndup(const struct alloc_tag *t, const char *s, size_t n);
+char *__wrap_allocinfo_strndup(const struct alloc_tag *t, const char *s, size_t n)
+{
+	__atomic_add_fetch(&fallbacks, 1, __ATOMIC_RELAXED);
+	return __real_allocinfo_strndup(t, s, n);
 }
 
 static unsigned long fallbacks_now(void)
@@ -140,6 +160,42 @@ static void test_calloc_counts_inline(void **state)
 	assert_int_equal(errno, ENOMEM);
 	assert_int_equal(fallbacks_now() - before, 1);
 	assert_site(__FILE__, c_line, "c_block", 0, 0);
+}
+
+static int dup_line;
+static char *dup_block(const char *s)
+{
+	dup_line = __LINE__ + 1;
+	return strdup(s);
+}
+
+static int ndup_line;
+static char *ndup_block(const char *s, size_t max)
+{
+	ndup_line = __LINE__ + 1;
+	return strndup(s, max);
+}
+
+/* strdup and strndup: a copy in a block of exactly the string's size, inline. */
+static void test_strdup_counts_inline(void **state)
+{
+	(void)state;
+	unsigned long before = fallbacks_now();
+	char *a = dup_block("hello"), *b = ndup_block("hello, world", 5);
+	char *c = ndup_block("hi", 10), *d = dup_block("");
+	assert_int_equal(fallbacks_now() - before, expected(4));
+	assert_string_equal(a, "hello");
+	assert_string_equal(b, "hello");
+	assert_string_equal(c, "hi");
+	assert_string_equal(d, "");
+	assert_site(__FILE__, dup_line, "dup_block", 6 + 1, 2);
+	assert_site(__FILE__, ndup_line, "ndup_block", 6 + 3, 2);
+	free(a);
+	free(b);
+	free(c);
+	free(d);
+	assert_site(__FILE__, dup_line, "dup_block", 0, 0);
+	assert_site(__FILE__, ndup_line, "ndup_block", 0, 0);
 }
 
 /* Sizes the inline code cannot add a record to go to the library; sizes glibc refuses
@@ -315,6 +371,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_malloc_counts_inline),
 		cmocka_unit_test(test_calloc_counts_inline),
+		cmocka_unit_test(test_strdup_counts_inline),
 		cmocka_unit_test(test_failures_count_nothing),
 		cmocka_unit_test(test_scope_goes_to_the_library),
 		cmocka_unit_test(test_switch_off_and_on),
