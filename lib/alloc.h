@@ -79,13 +79,14 @@ static inline uint32_t slot_for_site(const alloc_tag *site)
 	return slot_of(o ? o : site);
 }
 
-/* A call with no tag of its own: scope, then alloc_hooks(), then the caller. */
+/* A call with no tag of its own: scope, then alloc_hooks(), then the caller. Usually
+ * neither is set: both words are tested at once, and the caller's tag falls through. */
 static inline uint32_t slot_for_caller(uintptr_t ra)
 {
-	const alloc_tag *t = allocinfo__thread.override;
-	if (!t)
-		t = allocinfo__thread.current;
-	return t ? slot_of(t) : caller_slot(ra);
+	const alloc_tag *o = allocinfo__thread.override, *c = allocinfo__thread.current;
+	if (likely(!((uintptr_t)o | (uintptr_t)c)))
+		return caller_slot(ra);
+	return slot_of(o ? o : c);
 }
 
 /* Counts a block and writes its record, for a thread without a shard of its own;

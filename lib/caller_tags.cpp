@@ -26,8 +26,9 @@ bool caller_tags_init()
 	return true;
 }
 
-uint32_t caller_slot_probe(uintptr_t ra, uint32_t h)
+uint32_t caller_slot_probe(uintptr_t ra)
 {
+	uint32_t h = caller_hash(ra);
 	if (__atomic_load_n(&g_callers[h].ra, __ATOMIC_ACQUIRE) == 0)
 		return caller_slot_slow(ra);	/* entries fill in probe order */
 	for (uint32_t i = 1; i < CALLER_PROBES; i++) {

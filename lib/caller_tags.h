@@ -32,21 +32,23 @@ extern caller_entry *g_callers HIDDEN;
 
 uint32_t caller_slot_slow(uintptr_t ra) HIDDEN;
 /* The probes after the first, then caller_slot_slow(). */
-uint32_t caller_slot_probe(uintptr_t ra, uint32_t h) HIDDEN;
+uint32_t caller_slot_probe(uintptr_t ra) HIDDEN;
 
+/* Fibonacci hashing of the address's low 32 bits, which tell callers apart (objects
+ * 4 GiB apart that collide just probe on): a 32-bit multiply takes its constant as an
+ * immediate operand, where the 64-bit one needs a register loaded first. */
 static inline uint32_t caller_hash(uintptr_t ra)
 {
-	return (uint32_t)(((uint64_t)ra * 0x9e3779b97f4a7c15ull) >> (64 - CALLER_TABLE_BITS));
+	return ((uint32_t)ra * 0x9e3779b1u) >> (32 - CALLER_TABLE_BITS);
 }
 
 /* The first probe inline: a caller is nearly always found where it hashes. */
 static inline uint32_t caller_slot(uintptr_t ra)
 {
-	uint32_t h = caller_hash(ra);
-	const caller_entry *e = &g_callers[h];
+	const caller_entry *e = &g_callers[caller_hash(ra)];
 	if (likely(__atomic_load_n(&e->ra, __ATOMIC_ACQUIRE) == ra))
 		return e->slot;
-	return caller_slot_probe(ra, h);
+	return caller_slot_probe(ra);	/* hashes again: nothing kept live */
 }
 
 /* Start-up: maps the table. */
