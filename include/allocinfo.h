@@ -62,7 +62,8 @@ struct alloc_tag {
 	unsigned int line;
 	unsigned int flags;	/* ALLOC_TAG_F_* */
 	unsigned int index;	/* written by the library; 0 until registered */
-	unsigned int reserved;
+	unsigned int counter;	/* written by the library: index * 16, where the tag's
+				 * counters lie in a shard (the inline fast path's) */
 };
 
 #define ALLOC_TAG_F_CXX    0x1u	/* func is __PRETTY_FUNCTION__ */
@@ -292,8 +293,8 @@ __attribute__((constructor(101), used)) static void allocinfo__register_this_obj
  * thread's first allocation, a tag not yet numbered, scopes, ALLOCINFO_DEBUG,
  * sanitizers, start-up) calls the library, which decides.
  *
- * This code knows two layouts, frozen as version 1: the 16-byte record in front of
- * the block and a counter's place in a shard. A library with other layouts exports
+ * This code knows layouts frozen as version 1: the 16-byte record in front of the
+ * block, a counter's place in a shard, and the tag's counter field. A library with other layouts exports
  * no allocinfo__inline_v1, so a program built against this header then fails to
  * start instead of miscounting. -DALLOCINFO_NO_INLINE always calls the library.
  */
@@ -345,12 +346,12 @@ allocinfo__malloc_v1(const struct alloc_tag *t, size_t n, int zero)
 {
 	struct allocinfo_thread *th = &allocinfo__thread;
 	const unsigned int *go = __atomic_load_n(&allocinfo__inline_v1.go, __ATOMIC_RELAXED);
-	unsigned int slot = __atomic_load_n(&t->index, __ATOMIC_RELAXED);
+	unsigned int counter = __atomic_load_n(&t->counter, __ATOMIC_RELAXED);
 	/* The switch first: counting off, this and a plain call to glibc are all. */
 	if (__builtin_expect(!__atomic_load_n(go, __ATOMIC_RELAXED), 0)) {
 		if (__atomic_load_n(&allocinfo__inline_v1.plain, __ATOMIC_RELAXED))
 			return zero ? __libc_calloc(1, n) : __libc_malloc(n);
-	} else if (__builtin_expect(th->shard && !th->override && slot &&
+	} else if (__builtin_expect(th->shard && !th->override && counter &&
 				    n <= ALLOCINFO__CAST(size_t, -1) - sizeof(struct allocinfo__record_v1),
 				    1)) {
 		struct allocinfo__record_v1 *r = ALLOCINFO__CAST(struct allocinfo__record_v1 *,
@@ -358,7 +359,6 @@ allocinfo__malloc_v1(const struct alloc_tag *t, size_t n, int zero)
 		if (__builtin_expect(!r, 0))
 			return r;	/* null, errno ENOMEM, as from the library */
 		/* The counter pair {bytes, calls} of this tag in the thread's shard. */
-		unsigned int counter = slot << 4;
 		void *pair = ALLOCINFO__CAST(char *, th->shard) + counter;
 		long long *c = ALLOCINFO__CAST(long long *, pair);
 		allocinfo__add_v1(&c[0], ALLOCINFO__CAST(long long, n));

@@ -8,7 +8,8 @@
 
 namespace allocinfo {
 
-alloc_tag g_discard_tag = { "", "", 0, 0, ALLOCINFO_TAG_DISCARD, 0 };
+alloc_tag g_discard_tag = { "", "", 0, 0, ALLOCINFO_TAG_DISCARD,
+			    counter_offset(ALLOCINFO_TAG_DISCARD) };
 
 slow_plan slow_mode()
 {

@@ -124,6 +124,7 @@ uint32_t assign_slot(alloc_tag *t, module *m)
 				  store_intern(fn), m->path_off, t->line, 0);
 		m->slots.push_back(slot);
 	}
+	__atomic_store_n(&t->counter, counter_offset(slot), __ATOMIC_RELEASE);
 	__atomic_store_n(&t->index, slot, __ATOMIC_RELEASE);
 	return slot;
 }
