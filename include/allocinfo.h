@@ -334,6 +334,16 @@ static inline __attribute__((always_inline)) void allocinfo__add_v1(long long *p
 	__asm__("addq %1, %0" : "+m"(*p) : "er"(v));
 }
 
+/* *go != 0, compared in memory (a load into a register and a test is one more
+ * instruction); another process may write the word at any time. */
+static inline __attribute__((always_inline)) int allocinfo__switch_on_v1(const unsigned int *go)
+{
+	__asm__ goto("cmpl $0, %0\n\tje %l[off]" : : "m"(*go) : "cc" : off);
+	return 1;
+off:
+	return 0;
+}
+
 /* Casts that strict C++ warning sets accept. */
 #ifdef __cplusplus
 #define ALLOCINFO__CAST(type, v) static_cast<type>(v)
@@ -348,7 +358,7 @@ allocinfo__malloc_v1(const struct alloc_tag *t, size_t n, int zero)
 	const unsigned int *go = __atomic_load_n(&allocinfo__inline_v1.go, __ATOMIC_RELAXED);
 	unsigned int counter = __atomic_load_n(&t->counter, __ATOMIC_RELAXED);
 	/* The switch first: counting off, this and a plain call to glibc are all. */
-	if (__builtin_expect(!__atomic_load_n(go, __ATOMIC_RELAXED), 0)) {
+	if (__builtin_expect(!allocinfo__switch_on_v1(go), 0)) {
 		if (__atomic_load_n(&allocinfo__inline_v1.plain, __ATOMIC_RELAXED))
 			return zero ? __libc_calloc(1, n) : __libc_malloc(n);
 	} else if (__builtin_expect(th->shard && !th->override && counter &&
