@@ -294,9 +294,10 @@ __attribute__((constructor(101), used)) static void allocinfo__register_this_obj
  * sanitizers, start-up) calls the library, which decides.
  *
  * This code knows layouts frozen as version 1: the 16-byte record in front of the
- * block, a counter's place in a shard, and the tag's counter field. A library with other layouts exports
- * no allocinfo__inline_v1, so a program built against this header then fails to
- * start instead of miscounting. -DALLOCINFO_NO_INLINE always calls the library.
+ * block, a counter's place in a shard, and the tag's counter field. A library with
+ * other layouts exports no allocinfo__inline_v1, so a program built against this
+ * header then fails to start instead of miscounting. -DALLOCINFO_NO_INLINE always
+ * calls the library.
  */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define ALLOCINFO__SANITIZED 1
