@@ -92,34 +92,30 @@ bool check_pointer(void *p, const char *what)
 	return false;
 }
 
-void release_plain(void *p) noexcept
+/* Under ALLOCINFO_DEBUG over glibc every block we made has a record: one without is
+ * a wrong pointer, unless it passes the checks. */
+[[gnu::noinline]] static void release_checked(void *p) noexcept
 {
-	/* Made while counting was off, or (sanitizer builds) by the sanitizer itself.
-	 * Otherwise, under debug, every block has a record. */
-	if (!RECORD_ALWAYS && unlikely(g_fast.debug) && !check_pointer(p, "free"))
-		return;
-	backend::free(p);
+	if (check_pointer(p, "free"))
+		backend::free(p);
 }
 
+/* Every branch a tail call: the path of blocks made while counting was off needs no
+ * stack frame. */
 void release_other(void *p) noexcept
 {
-	uint32_t meta = record_of(p)->meta;
-	if ((meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
+	if ((record_of(p)->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
 		release_slow(p);
-	else if (likely(g_fast.plain_when_off))
-		backend::free(p);	/* counting off: a plain block, nothing to check */
+	else if (!RECORD_ALWAYS && unlikely(g_fast.debug))
+		release_checked(p);
 	else
-		release_plain(p);
+		backend::free(p);	/* made while counting was off, or by a sanitizer */
 }
 
 void release_slow(void *p) noexcept
 {
 	alloc_record *rec = record_of(p);
 	uint32_t meta = rec->meta;
-	if ((meta & RECORD_MAGIC_MASK) != RECORD_MAGIC) {
-		release_plain(p);
-		return;
-	}
 	if ((meta & RECORD_F_DEBUG) && !check_pointer(p, "free"))
 		return;
 	if (!(meta & RECORD_F_UNCOUNTED))

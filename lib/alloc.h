@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The allocation fast path: choose the tag, allocate with a record in front, count.
- * Inlined into every exported entry point (override.cpp), so a tagged malloc is one
- * call from the program into the library and one from the library into glibc.
+ * Inlined into every exported entry point (override.cpp), so an allocation that
+ * reaches the library is one call from the program into it and one from it into
+ * glibc. allocinfo.h's inline path takes the same steps in the caller, for a tagged
+ * malloc, calloc, strdup or strndup; the layouts they share are its version 1
+ * (static_asserts in internal.h and thread_shard.h).
  *
  * Everything that is not "running, counting, not debugging" (start-up, ALLOCINFO=0 or
  * never, ALLOCINFO_DEBUG, aligned blocks, blocks without a record) leaves the fast
- * path through one branch into out-of-line code (slow_mode(), release_slow()).
+ * path through one branch into out-of-line code (slow_mode(), release_other()).
  */
 #ifndef ALLOCINFO_ALLOC_H
 #define ALLOCINFO_ALLOC_H
@@ -146,9 +149,8 @@ void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve 
  * message) when it is not one of ours. */
 bool check_pointer(void *p, const char *what) HIDDEN;
 
-/* free() of a block without a record (made while counting was off). */
-void release_plain(void *p) noexcept HIDDEN;
-/* free() of a block whose record is not exactly the plain one, or that has none. */
+/* free() of a block whose record is not exactly the plain one, or that has none
+ * (made while counting was off). */
 void release_other(void *p) noexcept HIDDEN;
 /* free() of a block whose record is not plain: aligned, uncounted, debug. */
 void release_slow(void *p) noexcept HIDDEN;
