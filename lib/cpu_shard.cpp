@@ -36,7 +36,7 @@ typedef long long v2di __attribute__((vector_size(16)));
 
 bool cpu_shard_add(uint32_t slot, int64_t bytes, int64_t calls)
 {
-	char *slot_base = g_cpu.first + ((uintptr_t)slot << 4);
+	char *slot_base = g_cpu.first + counter_offset(slot);
 	v2di delta = { bytes, calls };
 	asm goto(
 		".pushsection __rseq_cs, \"aw\"\n\t"

@@ -455,7 +455,6 @@ namespace {
 	}
 }
 
-/* The two halves of new, each ending in a tail call when memory is there. */
 /* new_fast's retries after the new handler, charged to the slot it chose: so the
  * return address need not stay live across the call into glibc. */
 [[gnu::noinline]] void *new_failed_at(size_t n, uint32_t slot)
@@ -478,6 +477,7 @@ namespace {
 	}
 }
 
+/* The two halves of new, each ending in a tail call when memory is there. */
 [[gnu::noinline]] void *new_fast(size_t n, uintptr_t ra)
 {
 	uint32_t slot = slot_for_caller(ra);
