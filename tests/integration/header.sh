@@ -33,8 +33,8 @@ for cc in gcc clang; do
 		-o "$tmp/c.o" >"$tmp/log" 2>&1
 	$cxx -std=c++17 $strict -Wold-style-cast -Wzero-as-null-pointer-constant \
 		-I"$top_srcdir/include" -c "$src/header_first.cpp" -o "$tmp/cxx.o" >>"$tmp/log" 2>&1
-	if grep 'allocinfo\.h:.*warning' "$tmp/log"; then
-		echo "FAILED: $cc: warnings in allocinfo.h"; fail=1
+	if grep -E 'allocinfo\.h:.*(warning|error)' "$tmp/log"; then
+		echo "FAILED: $cc: diagnostics in allocinfo.h"; fail=1
 	fi
 done
 [ $fail = 0 ] && echo ok

@@ -106,7 +106,8 @@ enum { N = 1000 };
 /* Sizes no allocation can have (volatile: the compiler would warn at each call). */
 static volatile size_t no_room_for_a_record = SIZE_MAX - 8;
 static volatile size_t half_of_everything = SIZE_MAX / 2;
-static volatile size_t more_than_the_machine = (size_t)1 << 46;	/* 64 TiB */
+/* 4 EiB: beyond any x86-64 address space, so refused whatever the overcommit policy */
+static volatile size_t more_than_the_machine = (size_t)1 << 62;
 
 /* Tags are numbered when their object is registered, and this thread has its shard
  * (from the allocations before main): every call stays inline. */
