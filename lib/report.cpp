@@ -45,20 +45,36 @@ bool site_less(const site_row &a, const site_row &b)
 	return site_cmp(a, b) < 0;
 }
 
-void append_u64(std::string &out, unsigned long long v)
+/* v in decimal, right-aligned in `width` columns as printf's "%*llu" prints it
+ * (every number of every report, without a printf call each). */
+void append_padded(std::string &out, unsigned long long v, size_t width)
 {
 	char buf[24];
-	int n = snprintf(buf, sizeof(buf), "%llu", v);
+	char *end = buf + sizeof(buf), *p = end;
 
-	out.append(buf, (size_t)n);
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	size_t n = (size_t)(end - p);
+	if (n < width)
+		out.append(width - n, ' ');
+	out.append(p, n);
+}
+
+void append_u64(std::string &out, unsigned long long v)
+{
+	append_padded(out, v, 0);
 }
 
 void append_i64(std::string &out, long long v)
 {
-	char buf[24];
-	int n = snprintf(buf, sizeof(buf), "%lld", v);
-
-	out.append(buf, (size_t)n);
+	if (v < 0) {
+		out += '-';
+		append_padded(out, 0ull - (unsigned long long)v, 0);
+	} else {
+		append_padded(out, (unsigned long long)v, 0);
+	}
 }
 
 /*
@@ -101,23 +117,6 @@ size_t utf8_seq(const unsigned char *s, size_t n, size_t *bad)
 		hi = 0xbf;
 	}
 	return len;
-}
-
-/* v in decimal, right-aligned in `width` columns as printf's "%*llu" prints it:
- * the text report's two numbers, without a printf call per row. */
-void append_padded(std::string &out, unsigned long long v, size_t width)
-{
-	char buf[24];
-	char *end = buf + sizeof(buf), *p = end;
-
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	size_t n = (size_t)(end - p);
-	if (n < width)
-		out.append(width - n, ' ');
-	out.append(p, n);
 }
 
 bool is_control(unsigned char c)
@@ -327,7 +326,7 @@ void render_text(std::string &out, const std::vector<site_row> &rows, bool human
 		out += ' ';
 		append_text(out, r.file);
 		out += ':';
-		append_padded(out, r.line, 0);
+		append_u64(out, r.line);
 		if (!r.module.empty()) {
 			out += " [";
 			append_text(out, r.module);
