@@ -20,6 +20,12 @@ BENCH_SITES = \
 	tests/benchmark/sites_1000.c tests/benchmark/sites_10000.c
 EXTRA_PROGRAMS = $(BENCH_PROGS)
 
+# The record alone (16 bytes in front of each block, nothing counted), preloaded under
+# the baselines: a reference column.
+EXTRA_LTLIBRARIES = tests/benchmark/librecordonly.la
+tests_benchmark_librecordonly_la_SOURCES = tests/benchmark/record_only.c
+tests_benchmark_librecordonly_la_LDFLAGS = -module -avoid-version -rpath /nowhere
+
 BENCH_LIBS = lib/liballocinfo.la -lpthread
 BENCH_LINK = -no-install
 BENCH_PLAIN_CPP = $(AM_CPPFLAGS) -DALLOCINFO_DISABLE
@@ -85,11 +91,11 @@ tests/benchmark/sites_%.c: $(top_srcdir)/tests/benchmark/gen-sites.sh
 	$(AM_V_GEN)$(MKDIR_P) tests/benchmark && \
 	$(SHELL) $(top_srcdir)/tests/benchmark/gen-sites.sh $* > $@.tmp && mv $@.tmp $@
 
-CLEANFILES += $(BENCH_PROGS) $(BENCH_SITES)
+CLEANFILES += $(BENCH_PROGS) $(BENCH_SITES) $(EXTRA_LTLIBRARIES)
 EXTRA_DIST += tests/benchmark/bench.sh tests/benchmark/gen-sites.sh
 
 # BENCH_FLAGS passes options to bench.sh (e.g. BENCH_FLAGS=--quick).
-bench: $(BENCH_PROGS) lib/liballocinfo.la
+bench: $(BENCH_PROGS) $(EXTRA_LTLIBRARIES) lib/liballocinfo.la
 	@if test "x$(enable_sanitizer)" != xno; then \
 		echo "bench: configure without --enable-sanitizer to measure"; exit 1; fi
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
