@@ -15,14 +15,20 @@ namespace {
 enum class shard_state : uint8_t {
 	none,		/* has not asked for a shard yet */
 	owned,		/* allocinfo__thread.shard is its own */
-	shared,		/* none was free, or the thread is exiting: counts in its CPU's
-			 * shard, or in shard 0 */
+	waiting,	/* none was free: counts in its CPU's shard, or in shard 0,
+			 * and asks again once another thread has given one back */
+	shared,		/* exiting (or claiming): counts in its CPU's shard, or in
+			 * shard 0, for good */
 };
 __thread shard_state t_state __attribute__((tls_model("initial-exec")));
 __thread uint32_t t_index __attribute__((tls_model("initial-exec")));
+/* g_given_back when this thread last found no shard free. */
+__thread uint64_t t_seen_given_back __attribute__((tls_model("initial-exec")));
 
 /* Bit i: shard i belongs to a live thread. Shard 0 is never handed out. */
 uint64_t g_taken[STORE_MAX_SHARDS / 64];
+/* How many times a shard was given back: a waiting thread asks again when it moves. */
+uint64_t g_given_back;
 
 pthread_key_t g_exit_key;
 bool g_have_exit_key;
@@ -57,6 +63,7 @@ uint32_t take_free_shard()
 void give_back(uint32_t i)
 {
 	__atomic_fetch_and(&g_taken[i / 64], ~(1ull << (i % 64)), __ATOMIC_RELEASE);
+	__atomic_fetch_add(&g_given_back, 1, __ATOMIC_RELEASE);
 }
 
 /* Raises shards_used to cover shard i before the thread writes into it. */
@@ -73,6 +80,8 @@ void note_used(uint32_t i)
  * destructors) count in its CPU's shard, or in shard 0. */
 void on_thread_exit(void *)
 {
+	if (t_state == shard_state::waiting)
+		t_state = shard_state::shared;	/* no shard claimed past its hook */
 	if (t_state != shard_state::owned)
 		return;
 	allocinfo__thread.shard = nullptr;
@@ -87,9 +96,17 @@ bool claim()
 	t_state = shard_state::shared;
 	if (!g_have_exit_key)
 		return false;
+	/* Read first: a shard given back during the search below brings a retry. */
+	uint64_t given_back = __atomic_load_n(&g_given_back, __ATOMIC_ACQUIRE);
 	uint32_t i = take_free_shard();
-	if (!i)
-		return false;	/* all taken: this thread counts in CPU shards from now on */
+	if (!i) {
+		/* CPU shards until one comes back; the exit hook, set here too, ends the
+		 * wait, so that a shard is never claimed after the hook ran. */
+		t_seen_given_back = given_back;
+		if (pthread_setspecific(g_exit_key, reinterpret_cast<void *>(1)) == 0)
+			t_state = shard_state::waiting;
+		return false;
+	}
 	note_used(i);
 	t_index = i;
 	allocinfo__thread.shard = shard_base(i);
@@ -106,7 +123,10 @@ bool claim()
 
 void counter_add_unowned(uint32_t slot, int64_t bytes, int64_t calls)
 {
-	if (t_state == shard_state::none && claim()) {
+	if ((t_state == shard_state::none ||
+	     (t_state == shard_state::waiting &&
+	      __atomic_load_n(&g_given_back, __ATOMIC_RELAXED) != t_seen_given_back)) &&
+	    claim()) {
 		counter_add(slot, bytes, calls);
 		return;
 	}
@@ -137,6 +157,7 @@ void shards_fork_child()
 	g_taken[0] = 1;
 	if (t_state == shard_state::owned)
 		g_taken[t_index / 64] |= 1ull << (t_index % 64);
+	g_given_back++;	/* the parent's other threads' shards: free here */
 }
 
 uint32_t shards_in_use()

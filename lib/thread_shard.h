@@ -16,7 +16,9 @@
  *
  * A thread that finds every thread shard taken, or that allocates after its exit hook
  * ran, counts in its CPU's shard with a restartable sequence (cpu_shard.h), and where
- * rseq is not registered, in the shared shard.
+ * rseq is not registered, in the shared shard. The first asks again, on its next
+ * counter update, each time another thread has given a shard back since it last
+ * looked (one load and compare on that slower path).
  *
  * The header's shards_used is the high-water mark of claimed shards, so that readers
  * (and fork) skip shards never written.

@@ -8,7 +8,9 @@
  *    rest count in per-CPU shards), also when each frees what another allocated;
  *  - after fork, the child's threads take shards again and count exactly;
  *  - a thread's allocations made after its shard went back (in a later thread-exit
- *    destructor) are counted, and freed elsewhere, exactly.
+ *    destructor) are counted, and freed elsewhere, exactly;
+ *  - a thread that found every shard taken gets one when another thread gives its
+ *    back.
  */
 #include <allocinfo.h>
 
@@ -324,6 +326,79 @@ static void test_threads_of_a_forked_child(void **state)
 	pthread_barrier_destroy(&hold_release);
 }
 
+/* Holders take every thread shard; a thread that then finds none counts elsewhere,
+ * and takes a shard at its first allocation after the holders exited. Its blocks
+ * stay exact across the change. */
+static int wait_line;
+static void *wait_block(size_t n)
+{
+	wait_line = __LINE__ + 1;
+	return malloc(n);
+}
+
+static pthread_barrier_t full_ready, full_release, waiter_first, waiter_second;
+static void *full_holder(void *arg)
+{
+	(void)arg;
+	free(malloc(16));
+	pthread_barrier_wait(&full_ready);
+	pthread_barrier_wait(&full_release);
+	return NULL;
+}
+
+static void *waiter_first_block, *waiter_second_block;
+static int waiter_had_shard_first, waiter_has_shard_second;
+static void *waiter(void *arg)
+{
+	(void)arg;
+	waiter_first_block = wait_block(10);
+	waiter_had_shard_first = allocinfo__thread.shard != NULL;
+	pthread_barrier_wait(&waiter_first);	/* the holders exit meanwhile */
+	pthread_barrier_wait(&waiter_second);
+	waiter_second_block = wait_block(20);
+	waiter_has_shard_second = allocinfo__thread.shard != NULL;
+	free(waiter_first_block);
+	return NULL;
+}
+
+static void test_waiting_thread_gets_a_shard(void **state)
+{
+	(void)state;
+	/* More holders than thread shards (nr_cpus counts every shard). */
+	int holders = (int)read_header().nr_cpus;
+	pthread_t *t = calloc((size_t)holders, sizeof(pthread_t));
+	assert_non_null(t);
+	pthread_barrier_init(&full_ready, NULL, (unsigned)holders + 1);
+	pthread_barrier_init(&full_release, NULL, (unsigned)holders + 1);
+	pthread_barrier_init(&waiter_first, NULL, 2);
+	pthread_barrier_init(&waiter_second, NULL, 2);
+	for (int i = 0; i < holders; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, full_holder, NULL), 0);
+	pthread_barrier_wait(&full_ready);
+
+	pthread_t w;
+	assert_int_equal(pthread_create(&w, NULL, waiter, NULL), 0);
+	pthread_barrier_wait(&waiter_first);
+	assert_false(waiter_had_shard_first);
+	assert_site(__FILE__, wait_line, "wait_block", 10, 1);
+
+	pthread_barrier_wait(&full_release);
+	for (int i = 0; i < holders; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_wait(&waiter_second);
+	pthread_join(w, NULL);
+	assert_true(waiter_has_shard_second);
+	assert_site(__FILE__, wait_line, "wait_block", 20, 1);
+	free(waiter_second_block);
+	assert_site(__FILE__, wait_line, "wait_block", 0, 0);
+
+	free(t);
+	pthread_barrier_destroy(&full_ready);
+	pthread_barrier_destroy(&full_release);
+	pthread_barrier_destroy(&waiter_first);
+	pthread_barrier_destroy(&waiter_second);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -340,6 +415,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_threads_of_a_forked_child),
 		cmocka_unit_test(test_allocation_after_thread_exit_hook),
 		cmocka_unit_test(test_more_threads_than_shards),
+		cmocka_unit_test(test_waiting_thread_gets_a_shard),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
