@@ -6,7 +6,7 @@ set -eu
 packages="build-essential autoconf automake libtool pkg-config
 	liburcu-dev libdw-dev libelf-dev zlib1g-dev libcmocka-dev
 	libfuse3-dev fuse3 libbpf-dev bpftool clang llvm libclang-rt-14-dev
-	valgrind linux-perf heaptrack python3 util-linux procps psmisc
+	valgrind linux-perf heaptrack python3 util-linux procps psmisc strace
 	prometheus golang-go"
 missing=""
 for p in $packages; do

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Tests of the BPF store: bpftool on the pinned maps, the report iterator, BPF and
 # shm processes in one report, the unprivileged fallback, pins at exit and after
-# kill -9, fork. They need root, bpffs at /sys/fs/bpf, bpftool and a build with BPF
+# kill -9, fork, counters read by batch lookups. They need root, bpffs at /sys/fs/bpf, bpftool and a build with BPF
 # support; without, they skip (77).
 
 # -no-install: the test runs the real binary (its name is the module), not a wrapper.
@@ -17,6 +17,7 @@ BPF_TESTS = \
 	tests/integration/bpf_mixed.sh \
 	tests/integration/bpf_unpriv.sh \
 	tests/integration/bpf_pins.sh \
-	tests/integration/bpf_fork.sh
+	tests/integration/bpf_fork.sh \
+	tests/integration/bpf_batch.sh
 TESTS += $(BPF_TESTS)
 EXTRA_DIST += $(BPF_TESTS) tests/integration/bpf_lib.sh
