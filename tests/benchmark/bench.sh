@@ -12,6 +12,9 @@
 #   record     the baseline binary with LD_PRELOAD=librecordonly.so: a 16-byte
 #              header in front of every block, as the record, and no counting
 #              (a reference: what the record's memory alone costs)
+#   trailer    the baseline binary with LD_PRELOAD=libtraileronly.so: 8 bytes
+#              more at the end of every block instead, and no counting (what a
+#              smaller record there would cost)
 #   heaptrack  the baseline binary under heaptrack, when it is installed
 #
 # Time: runs of the variants are interleaved, repeated, and compared by their median
@@ -28,6 +31,7 @@ B=$top_builddir/tests/benchmark
 LIB=$top_builddir/lib/.libs/liballocinfo.so
 CLI=$top_builddir/tools/allocinfo
 RECORD=$B/.libs/librecordonly.so
+TRAILER=$B/.libs/libtraileronly.so
 
 reps=7
 ht_reps=3
@@ -65,6 +69,7 @@ run() {
 	on) ALLOCINFO=1 "$B/${prog}_tagged" "$@" ;;
 	preload) ALLOCINFO=1 LD_PRELOAD=$LIB "$B/${prog}_plain" "$@" ;;
 	record) LD_PRELOAD=$RECORD "$B/${prog}_plain" "$@" ;;
+	trailer) LD_PRELOAD=$TRAILER "$B/${prog}_plain" "$@" ;;
 	heaptrack)
 		heaptrack -o "$work/ht" "$B/${prog}_plain" "$@" 2>/dev/null |
 			grep '^wall_ns_per_op='
@@ -140,7 +145,7 @@ fmt_ratio() {	# median-ratio min-ratio -> "1.23x (1.20)"
 ratio_cells() {
 	local row=$1 metric=$2 out="" v b bm bmin m mmin metric_v
 	read -r bm bmin < <(get "$row" base "$metric")
-	for v in off on preload record heaptrack; do
+	for v in off on preload record trailer heaptrack; do
 		case " $3 " in
 		*" $v "*) ;;
 		*) out+=$(printf "%-16s" "-"); continue ;;
@@ -169,7 +174,7 @@ time_row() {	# time_row LABEL ROW METRIC VARIANTS UNIT-SCALE UNIT
 
 ht=""
 [ $use_heaptrack = yes ] && ht=heaptrack
-all="base off on preload record $ht"
+all="base off on preload record trailer $ht"
 
 echo "allocinfo benchmarks: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs," \
      "$reps runs per figure (heaptrack: $ht_reps)" >&2
@@ -190,14 +195,14 @@ HT_ARGS=$((4 / scale + 1)) measure ctree "$all" ctree $((40 / scale))
 HT_ARGS=$((4 / scale + 1)) measure cxx "$all" cxx $((40 / scale))
 HT_ARGS=$((100000 / scale)) measure prodcons "$all" prodcons $((2000000 / scale))
 
-line_of '%-34s %-14s %-16s%-16s%-16s%-16s%-16s' "workload" "base" "ALLOCINFO=0" \
-	"on (tagged)" "on (LD_PRELOAD)" "record only" "heaptrack"
-line_of '%s' "$(printf '%.0s-' {1..144})"
+line_of '%-34s %-14s %-16s%-16s%-16s%-16s%-16s%-16s' "workload" "base" "ALLOCINFO=0" \
+	"on (tagged)" "on (LD_PRELOAD)" "record only" "8 B at end" "heaptrack"
+line_of '%s' "$(printf '%.0s-' {1..160})"
 for size in 16 32 64 256 4096; do
-	time_row "malloc/free $size B, 1 thread" "pairs-$size-1" cpu "off on preload record $ht" 1 ns/pair
+	time_row "malloc/free $size B, 1 thread" "pairs-$size-1" cpu "off on preload record trailer $ht" 1 ns/pair
 done
 for size in 16 32 64 256 4096; do
-	time_row "malloc/free $size B, 2 threads" "pairs-$size-2" wall "off on preload record $ht" 1 ns/pair
+	time_row "malloc/free $size B, 2 threads" "pairs-$size-2" wall "off on preload record trailer $ht" 1 ns/pair
 done
 # The two-thread speed-up, 2 * t(1) / t(2) in wall time, relative to the baseline's.
 # From the fastest runs: on a shared machine the median of a two-thread run mostly
@@ -211,7 +216,7 @@ speedup() {	# speedup SIZE VARIANT -> the speed-up
 for size in 16 32 64 256 4096; do
 	base_su=$(speedup "$size" base)
 	cells=""
-	for v in off on preload record heaptrack; do
+	for v in off on preload record trailer heaptrack; do
 		if [ "$v" = heaptrack ] && [ -z "$ht" ]; then
 			cells+=$(printf "%-16s" "-")
 			continue
@@ -222,9 +227,9 @@ for size in 16 32 64 256 4096; do
 	line_of '%-34s %-14s %s' "2-thread speed-up $size B, rel." \
 		"$(printf '%.2f' "$base_su")" "$cells"
 done
-time_row "C trees, lists, strings" ctree cpu "off on preload record $ht" 1000000 ms/round
-time_row "C++ map, vector, shared_ptr" cxx cpu "off on preload record $ht" 1000000 ms/round
-time_row "producer/consumer (2 threads)" prodcons wall "off on preload record $ht" 1 ns/msg
+time_row "C trees, lists, strings" ctree cpu "off on preload record trailer $ht" 1000000 ms/round
+time_row "C++ map, vector, shared_ptr" cxx cpu "off on preload record trailer $ht" 1000000 ms/round
+time_row "producer/consumer (2 threads)" prodcons wall "off on preload record trailer $ht" 1 ns/msg
 
 # 3. instructions per pair (callgrind): the difference between two run lengths, so
 # start-up and exit cancel out. The path counted is the one that runs natively.
@@ -238,6 +243,7 @@ if [ $use_callgrind = yes ]; then
 		on) prog=$B/pairs_tagged; env=(ALLOCINFO=1) ;;
 		preload) prog=$B/pairs_plain; env=(ALLOCINFO=1 LD_PRELOAD=$LIB) ;;
 		record) prog=$B/pairs_plain; env=(LD_PRELOAD=$RECORD) ;;
+		trailer) prog=$B/pairs_plain; env=(LD_PRELOAD=$TRAILER) ;;
 		esac
 		env "${env[@]}" valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 			"$prog" 32 1 "$n" 2>&1 >/dev/null |
@@ -247,13 +253,13 @@ if [ $use_callgrind = yes ]; then
 	# pairs.c also runs n/16 warm-up pairs.
 	pairs=$(( (n2 + n2 / 16) - (n1 + n1 / 16) ))
 	declare -A ipp
-	for v in base off on preload record; do
+	for v in base off on preload record trailer; do
 		a=$(ir "$v" $n1)
 		b=$(ir "$v" $n2)
 		ipp[$v]=$(awk -v a="$a" -v b="$b" -v p="$pairs" 'BEGIN { printf "%.1f", (b - a) / p }')
 	done
 	cells=""
-	for v in off on preload record; do
+	for v in off on preload record trailer; do
 		cells+=$(awk -v x="${ipp[$v]}" -v b="${ipp[base]}" \
 			'BEGIN { printf "%-16s", sprintf("%+.1f (%.2fx)", x - b, x / b) }')
 	done
@@ -262,16 +268,16 @@ fi
 
 # 4. memory: extra bytes per live allocation, a million small ones.
 echo "  memory" >&2
-for size in 16 32 64; do
+for size in 16 24 32 64; do
 	declare -A rss=() heap=()
-	for v in base off on preload record; do
+	for v in base off on preload record trailer; do
 		line=$(run "$v" memory "$size" $((1000000 / scale)))
 		rss[$v]=$(field rss_bytes_per_alloc "$line")
 		heap[$v]=$(field heap_bytes_per_alloc "$line")
 	done
 	for kind in rss heap; do
 		cells=""
-		for v in off on preload record; do
+		for v in off on preload record trailer; do
 			if [ $kind = rss ]; then x=${rss[$v]} b=${rss[base]}; else x=${heap[$v]} b=${heap[base]}; fi
 			cells+=$(awk -v x="$x" -v b="$b" 'BEGIN { printf "%-16s", sprintf("%+.1f B", x - b) }')
 		done
@@ -302,9 +308,9 @@ for n in 10 100 1000 10000; do
 		wait "$pid" 2>/dev/null
 		cli=$(awk -v d=$((t1 - t0)) 'BEGIN { printf "CLI %.2f ms", d / 5 / 1e6 }')
 	fi
-	line_of '%-34s %-14s %-16s%-16s%-16s%-16s%-16s' "report read, $n tags" "-" "-" \
+	line_of '%-34s %-14s %-16s%-16s%-16s%-16s%-16s%-16s' "report read, $n tags" "-" "-" \
 		"$(awk -v m="$m" 'BEGIN { printf "%.2f ms", m / 1e6 }')" \
-		"$(awk -v m="$m" -v n="$n" 'BEGIN { printf "%.2f us/tag", m / 1e3 / n }')" "-" "$cli"
+		"$(awk -v m="$m" -v n="$n" 'BEGIN { printf "%.2f us/tag", m / 1e3 / n }')" "-" "-" "$cli"
 done
 
 echo
@@ -318,7 +324,8 @@ variant's 2*t(1 thread)/t(2 threads) from its fastest runs, divided by the
 baseline's (base column: the baseline's own speed-up). Instructions: extra per
 pair over the baseline's (callgrind). Memory: extra bytes per live allocation.
 Record only: the baseline with a 16-byte header on every block and no counting;
-the distance from it to the "on" columns is what counting itself costs.
+the distance from it to the "on" columns is what counting itself costs. 8 B at end:
+the baseline with 8 bytes more at the end of every block instead, and no counting.
 Report rows: time of one allocinfo_print() to /dev/null, per tag, and one
 `allocinfo -p PID` when the CLI is built.
 EOF

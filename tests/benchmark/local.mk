@@ -20,11 +20,13 @@ BENCH_SITES = \
 	tests/benchmark/sites_1000.c tests/benchmark/sites_10000.c
 EXTRA_PROGRAMS = $(BENCH_PROGS)
 
-# The record alone (16 bytes in front of each block, nothing counted), preloaded under
-# the baselines: a reference column.
-EXTRA_LTLIBRARIES = tests/benchmark/librecordonly.la
+# Reference columns, preloaded under the baselines, counting nothing: the record alone
+# (16 bytes in front of each block), and an 8-byte trailer at its end instead.
+EXTRA_LTLIBRARIES = tests/benchmark/librecordonly.la tests/benchmark/libtraileronly.la
 tests_benchmark_librecordonly_la_SOURCES = tests/benchmark/record_only.c
 tests_benchmark_librecordonly_la_LDFLAGS = -module -avoid-version -rpath /nowhere
+tests_benchmark_libtraileronly_la_SOURCES = tests/benchmark/trailer_only.c
+tests_benchmark_libtraileronly_la_LDFLAGS = -module -avoid-version -rpath /nowhere
 
 BENCH_LIBS = lib/liballocinfo.la -lpthread
 BENCH_LINK = -no-install
