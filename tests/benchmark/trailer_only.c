@@ -87,43 +87,14 @@ VISIBLE void *realloc(void *p, size_t n)
 	return too_big(n) ? NULL : finish(__libc_realloc(p, n + TRAILER), n);
 }
 
-VISIBLE void *reallocarray(void *p, size_t n, size_t size)
-{
-	size_t total;
-	if (__builtin_mul_overflow(n, size, &total)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return realloc(p, total);
-}
-
 static void *aligned(size_t align, size_t n)
 {
 	return too_big(n) ? NULL : finish(__libc_memalign(align, n + TRAILER), n);
-}
-
-VISIBLE void *memalign(size_t align, size_t n) { return aligned(align, n); }
-VISIBLE void *aligned_alloc(size_t align, size_t n) { return aligned(align, n); }
-VISIBLE void *valloc(size_t n) { return aligned((size_t)sysconf(_SC_PAGESIZE), n); }
-
-VISIBLE void *pvalloc(size_t n)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	return aligned(page, (n + page - 1) & ~(page - 1));
-}
-
-VISIBLE int posix_memalign(void **out, size_t align, size_t n)
-{
-	if (align < sizeof(void *) || (align & (align - 1)))
-		return EINVAL;
-	void *p = aligned(align, n);
-	if (!p)
-		return ENOMEM;
-	*out = p;
-	return 0;
 }
 
 VISIBLE size_t malloc_usable_size(void *p)
 {
 	return p ? usable(p) - TRAILER : 0;
 }
+
+#include "shim_derived.h"
