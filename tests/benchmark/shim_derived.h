@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The entry points of a reference shim (record_only.c, trailer_only.c) that reduce
- * to its realloc() and to a static aligned(align, n): included once, after both.
+ * to its realloc() and to a static aligned(align, n): included once, after both
+ * (shim.h first).
  */
 #ifndef SHIM_DERIVED_H
 #define SHIM_DERIVED_H

@@ -12,18 +12,8 @@
  * performance.md, "The workloads pay for the record").
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <stdint.h>
-#include <string.h>
-#include <unistd.h>
 
-#define VISIBLE __attribute__((visibility("default")))
-
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
-extern void __libc_free(void *);
+#include "shim.h"
 
 enum { TRAILER = 8 };
 
