@@ -260,6 +260,8 @@ static void *child_worker(void *arg)
 	return p;
 }
 
+/* Takes a shard and keeps it until released; the barriers are set up by each test
+ * for its number of holders. */
 static pthread_barrier_t hold_ready, hold_release;
 static void *holder(void *arg)
 {
@@ -336,15 +338,7 @@ static void *wait_block(size_t n)
 	return malloc(n);
 }
 
-static pthread_barrier_t full_ready, full_release, waiter_first, waiter_second;
-static void *full_holder(void *arg)
-{
-	(void)arg;
-	free(malloc(16));
-	pthread_barrier_wait(&full_ready);
-	pthread_barrier_wait(&full_release);
-	return NULL;
-}
+static pthread_barrier_t waiter_first, waiter_second;
 
 static void *waiter_first_block, *waiter_second_block;
 static int waiter_had_shard_first, waiter_has_shard_second;
@@ -368,13 +362,13 @@ static void test_waiting_thread_gets_a_shard(void **state)
 	int holders = (int)read_header().nr_cpus;
 	pthread_t *t = calloc((size_t)holders, sizeof(pthread_t));
 	assert_non_null(t);
-	pthread_barrier_init(&full_ready, NULL, (unsigned)holders + 1);
-	pthread_barrier_init(&full_release, NULL, (unsigned)holders + 1);
+	pthread_barrier_init(&hold_ready, NULL, (unsigned)holders + 1);
+	pthread_barrier_init(&hold_release, NULL, (unsigned)holders + 1);
 	pthread_barrier_init(&waiter_first, NULL, 2);
 	pthread_barrier_init(&waiter_second, NULL, 2);
 	for (int i = 0; i < holders; i++)
-		assert_int_equal(pthread_create(&t[i], NULL, full_holder, NULL), 0);
-	pthread_barrier_wait(&full_ready);
+		assert_int_equal(pthread_create(&t[i], NULL, holder, NULL), 0);
+	pthread_barrier_wait(&hold_ready);
 
 	pthread_t w;
 	assert_int_equal(pthread_create(&w, NULL, waiter, NULL), 0);
@@ -382,7 +376,7 @@ static void test_waiting_thread_gets_a_shard(void **state)
 	assert_false(waiter_had_shard_first);
 	assert_site(__FILE__, wait_line, "wait_block", 10, 1);
 
-	pthread_barrier_wait(&full_release);
+	pthread_barrier_wait(&hold_release);
 	for (int i = 0; i < holders; i++)
 		pthread_join(t[i], NULL);
 	pthread_barrier_wait(&waiter_second);
@@ -393,8 +387,8 @@ static void test_waiting_thread_gets_a_shard(void **state)
 	assert_site(__FILE__, wait_line, "wait_block", 0, 0);
 
 	free(t);
-	pthread_barrier_destroy(&full_ready);
-	pthread_barrier_destroy(&full_release);
+	pthread_barrier_destroy(&hold_ready);
+	pthread_barrier_destroy(&hold_release);
 	pthread_barrier_destroy(&waiter_first);
 	pthread_barrier_destroy(&waiter_second);
 }
