@@ -169,6 +169,8 @@ ALLOCINFO_API int vasprintf_noprof(char **strp, const char *fmt, va_list ap)
 struct allocinfo__inline_state_v1 {
 	const unsigned int *go;	/* at a nonzero word: count in the caller */
 	unsigned int plain;	/* with go's word at 0: a plain block, from glibc */
+	unsigned int library_max; /* with go's word nonzero: requests up to this size
+				   * are the library's (its small-block heap) */
 };
 ALLOCINFO_API extern struct allocinfo__inline_state_v1 allocinfo__inline_v1;
 
@@ -285,9 +287,10 @@ __attribute__((constructor(101), used)) static void allocinfo__register_this_obj
 #if !defined(ALLOCINFO_NO_CALL_MACROS) && !defined(ALLOCINFO_LIBRARY)
 
 /*
- * The inline fast path. A tagged malloc(), calloc(), strdup() or strndup() that
- * finds counting on, no scope, its tag numbered and the thread holding a counter
- * shard of its own makes the allocation here, in the caller, with glibc's allocator:
+ * The inline fast path. A tagged malloc(), calloc(), strdup() or strndup() too large
+ * for the library's small-block heap, that finds counting on, no scope, its tag
+ * numbered and the thread holding a counter shard of its own makes the allocation
+ * here, in the caller, with glibc's allocator:
  * the same steps as the library's fast path, without the call into the library.
  * Counting off, it is a plain call to glibc, as in the library. Everything else (a
  * thread's first allocation, a tag not yet numbered, scopes, ALLOCINFO_DEBUG,
@@ -362,7 +365,8 @@ allocinfo__malloc_v1(const struct alloc_tag *t, size_t n, int zero)
 	if (__builtin_expect(!allocinfo__switch_on_v1(go), 0)) {
 		if (__atomic_load_n(&allocinfo__inline_v1.plain, __ATOMIC_RELAXED))
 			return zero ? __libc_calloc(1, n) : __libc_malloc(n);
-	} else if (__builtin_expect(th->shard && !th->override && counter &&
+	} else if (__builtin_expect(n > allocinfo__inline_v1.library_max && th->shard &&
+				    !th->override && counter &&
 				    n <= ALLOCINFO__CAST(size_t, -1) - sizeof(struct allocinfo__record_v1),
 				    1)) {
 		struct allocinfo__record_v1 *r = ALLOCINFO__CAST(struct allocinfo__record_v1 *,

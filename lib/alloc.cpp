@@ -128,6 +128,19 @@ void release_slow(void *p) noexcept
 	backend::free(base);
 }
 
+void release_small_other(void *p) noexcept
+{
+	unsigned c = small::class_at(p, g_fast.small_base);
+	small::trailer *t = small::trailer_of(p, c);
+	if (!small::live_slot(p, c, t)) {
+		small::report_bad_slot(p, "free");
+		return;
+	}
+	counter_sub((t->counter & g_fast.counter_mask) >> 4, t->size, 1);
+	t->size = small::FREED;
+	small::release_to_central(p, c);
+}
+
 /* Moves p (with or without a record) into a new block by hand. */
 static void *move_block(uint32_t slot, void *p, size_t old_size, size_t size, uint32_t flags)
 {
@@ -139,8 +152,36 @@ static void *move_block(uint32_t slot, void *p, size_t old_size, size_t size, ui
 	return q;
 }
 
+/* realloc of a slot of the small-block heap: in place within its class. */
+static void *reallocate_small(uint32_t slot, void *p, size_t size, uint32_t flags)
+{
+	unsigned c = small::class_at(p, g_fast.small_base);
+	small::trailer *t = small::trailer_of(p, c);
+	if (!small::live_slot(p, c, t)) {
+		small::report_bad_slot(p, "realloc");
+		errno = EINVAL;
+		return nullptr;
+	}
+	if (flags || size > small::MAX || small::class_of(size) != c)
+		/* Every byte the caller could use is kept (malloc_usable_size's). */
+		return move_block(slot, p, small::usable(c), size, flags);
+	size_t old_size = t->size;
+	uint32_t old_slot = (t->counter & g_fast.counter_mask) >> 4;
+	if (old_slot == slot) {
+		counter_add(slot, (int64_t)size - (int64_t)old_size, 0);
+	} else {
+		counter_sub(old_slot, (int64_t)old_size, 1);
+		counter_add(slot, (int64_t)size, 1);
+	}
+	t->size = (uint32_t)size;
+	t->counter = counter_offset(slot);
+	return p;
+}
+
 void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 {
+	if (small::contains(p, g_fast.small_base))
+		return reallocate_small(slot, p, size, flags);
 	if (!has_record(p)) {
 		if (!RECORD_ALWAYS && unlikely(g_fast.debug) && !check_pointer(p, "realloc")) {
 			errno = EINVAL;
@@ -185,7 +226,7 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 
 void *reallocate_off(void *p, size_t size)
 {
-	if (!has_record(p))
+	if (!small::contains(p, g_fast.small_base) && !has_record(p))
 		return backend::realloc(p, size);
 	/* Counted when made: uncounted now, and kept in a record charged to nothing. */
 	return reallocate(ALLOCINFO_TAG_DISCARD, p, size, RECORD_F_UNCOUNTED);
@@ -193,6 +234,9 @@ void *reallocate_off(void *p, size_t size)
 
 size_t usable_size(void *p)
 {
+	uintptr_t small_base = g_fast.small_base;
+	if (small::contains(p, small_base))
+		return small::usable(small::class_at(p, small_base));
 	alloc_record *rec = record_of(p);
 	uint32_t meta = rec->meta;
 	if (meta & RECORD_SHIFT_MASK) {

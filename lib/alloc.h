@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The allocation fast path: choose the tag, allocate with a record in front, count.
+ * The allocation fast path: choose the tag, allocate (a slot of the small-block heap,
+ * or glibc's block with a record in front), count.
  * Inlined into every exported entry point (override.cpp), so an allocation that
- * reaches the library is one call from the program into it and one from it into
- * glibc. allocinfo.h's inline path takes the same steps in the caller, for a tagged
- * malloc, calloc, strdup or strndup; the layouts they share are its version 1
- * (static_asserts in internal.h and thread_shard.h).
+ * reaches the library is one call from the program into it, and for a block beyond
+ * the small-block heap one from it into glibc. allocinfo.h's inline path takes the
+ * glibc steps in the caller, for a tagged malloc, calloc, strdup or strndup too large
+ * for the heap; the layouts they share are its version 1 (static_asserts in
+ * internal.h and thread_shard.h).
  *
  * Everything that is not "running, counting, not debugging" (start-up, ALLOCINFO=0 or
  * never, ALLOCINFO_DEBUG, aligned blocks, blocks without a record) leaves the fast
@@ -15,11 +17,13 @@
 #define ALLOCINFO_ALLOC_H
 
 #include <errno.h>
+#include <string.h>
 
 #include "backend.h"
 #include "caller_tags.h"
 #include "internal.h"
 #include "registry.h"
+#include "small_heap.h"
 #include "thread_shard.h"
 
 #ifndef ALLOCINFO_BACKEND_NEXT
@@ -120,9 +124,35 @@ static inline void *finish(alloc_record *rec, uint32_t slot, size_t size, uint32
 	return rec + 1;
 }
 
-/* malloc/calloc with glibc's own 16-byte alignment. */
+/* Counts a slot of the small-block heap and writes its trailer. */
+static inline void *finish_small(void *p, unsigned c, uint32_t slot, size_t size, bool zero)
+{
+	char *shard = thread_shard();
+	if (likely(shard)) {
+		allocinfo_counter *ctr = counter_at(shard, slot);
+		add_owned(&ctr->bytes, (int64_t)size);
+		add_owned(&ctr->calls, 1);
+	} else {
+		counter_add_unowned(slot, (int64_t)size, 1);
+	}
+	small::trailer *t = small::trailer_of(p, c);
+	t->size = (uint32_t)size;
+	t->counter = counter_offset(slot);
+	if (zero)
+		memset(p, 0, size);
+	return p;
+}
+
+/* malloc/calloc with glibc's own 16-byte alignment: a small counted block from the
+ * small-block heap when it has one, else glibc's with a record in front. */
 static inline void *allocate(uint32_t slot, size_t size, bool zero, uint32_t flags = 0)
 {
+	if (likely(size <= small::MAX) && flags == 0) {
+		unsigned c = small::class_of(size);
+		void *p = small::pop(c);
+		if (likely(p) || (p = small::refill(c)))
+			return finish_small(p, c, slot, size, zero);
+	}
 	if (unlikely(size > SIZE_MAX - sizeof(alloc_record))) {
 		errno = ENOMEM;
 		return nullptr;
@@ -157,10 +187,33 @@ void release_slow(void *p) noexcept HIDDEN;
 /* free() of p, with a plain record, by a thread without a shard of its own. */
 void release_unowned(void *p) noexcept HIDDEN;
 
+/* free() of a slot of the small-block heap that is not the common case: a wrong
+ * pointer, or a thread that does not cache. */
+void release_small_other(void *p) noexcept HIDDEN;
+
+static inline void release_small(void *p, uintptr_t small_base)
+{
+	unsigned c = small::class_at(p, small_base);
+	small::trailer *t = small::trailer_of(p, c);
+	char *shard = thread_shard();
+	if (unlikely(!small::live_slot(p, c, t) || !shard)) {
+		release_small_other(p);
+		return;
+	}
+	sub_owned_at(shard, t->counter & g_fast.counter_mask, t->size);
+	t->size = small::FREED;
+	small::push(p, c);
+}
+
 /* Every branch away from the common case ends in a tail call, so that free() needs no
  * stack frame. */
 static inline void release(void *p)
 {
+	uintptr_t small_base = g_fast.small_base;
+	if (small::contains(p, small_base)) {
+		release_small(p, small_base);
+		return;
+	}
 	alloc_record *rec = record_of(p);
 	if (unlikely(rec->meta != RECORD_MAGIC)) {	/* compared in memory */
 		release_other(p);

@@ -14,6 +14,7 @@
 #include "internal.h"
 #include "options.h"
 #include "registry.h"
+#include "small_heap.h"
 #include "store.h"
 #include "store_bpf.h"
 #include "thread_shard.h"
@@ -30,12 +31,12 @@ EXPORT __thread struct allocinfo_thread allocinfo__thread
  * every block). Copies, set together: a program may copy-relocate this exported
  * object, so the library would reach it through the GOT, where g_fast is one
  * RIP-relative load away. */
-EXPORT struct allocinfo__inline_state_v1 allocinfo__inline_v1 = { &allocinfo::g_stop, 0 };
+EXPORT struct allocinfo__inline_state_v1 allocinfo__inline_v1 = { &allocinfo::g_stop, 0, 0 };
 }
 
 namespace allocinfo {
 
-alignas(64) fast_state g_fast = { &g_stop };
+alignas(64) fast_state g_fast = { &g_stop, nullptr, 0, 0, 0, 0, 0, 0, nullptr, small::NO_BASE };
 
 namespace {
 
@@ -61,15 +62,18 @@ void on_exit()
 void fork_prepare()
 {
 	registry_fork_prepare();
+	small::fork_prepare();	/* last: the handlers before it may allocate */
 }
 
 void fork_parent()
 {
+	small::fork_done();
 	registry_fork_parent();
 }
 
 void fork_child()
 {
+	small::fork_done();
 	shards_fork_child();
 	registry_fork_child();
 	store_fork_child();
@@ -100,6 +104,15 @@ void start()
 	g_fast.debug = o.debug;
 	if (!shards_init())
 		log_message("no thread exit hook: threads count in per-CPU shards");
+	/* Its own small blocks only over glibc and without debugging: a sanitizer's
+	 * allocator must see every block, and debugging checks records. */
+	if (o.heap == heap_kind::own && !o.debug && !RECORD_ALWAYS) {
+		if (small::init())
+			allocinfo__inline_v1.library_max = small::MAX;
+		else
+			log_message("cannot reserve address space for the small-block heap; "
+				    "every counted block is glibc's");
+	}
 	registry_init();
 	__atomic_store_n(&g_fast.state, STATE_RUNNING, __ATOMIC_RELEASE);
 	/* Debugging takes the slow path, which checks every pointer. */

@@ -51,6 +51,8 @@ struct alignas(64) fast_state {
 					 * underneath: an allocation that finds `go` at 0
 					 * is a plain one */
 	const uint32_t *enabled;	/* the store's run-time switch */
+	uintptr_t small_base;		/* the small-block heap (small_heap.h), or
+					 * small::NO_BASE */
 };
 extern fast_state g_fast HIDDEN;
 

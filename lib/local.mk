@@ -46,6 +46,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/store.h lib/store.cpp \
 	lib/registry.h lib/registry.cpp \
 	lib/caller_tags.h lib/caller_tags.cpp \
+	lib/small_heap.h lib/small_heap.cpp \
 	lib/alloc.h lib/alloc.cpp \
 	lib/init.cpp \
 	lib/api.cpp

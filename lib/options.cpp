@@ -46,12 +46,16 @@ const choice store_choices[] = {
 	{ "shm", (int)store_kind::shm }, { "none", (int)store_kind::none }, { nullptr, 0 },
 };
 const choice debug_choices[] = { { "0", 0 }, { "1", 1 }, { nullptr, 0 } };
+const choice heap_choices[] = {
+	{ "own", (int)heap_kind::own }, { "glibc", (int)heap_kind::glibc }, { nullptr, 0 },
+};
 
 const option_spec specs[] = {
 	{ "ALLOCINFO", mode_choices, "1, 0 or never", (int)profiling_mode::on },
 	{ "ALLOCINFO_STORE", store_choices, "auto, bpf, shm or none",
 	  (int)store_kind::automatic },
 	{ "ALLOCINFO_DEBUG", debug_choices, "0 or 1", 0 },
+	{ "ALLOCINFO_HEAP", heap_choices, "own or glibc", (int)heap_kind::own },
 };
 
 int parse(const option_spec &spec)
@@ -81,6 +85,7 @@ options read_options()
 	o.mode = (profiling_mode)parse(specs[0]);
 	o.store = (store_kind)parse(specs[1]);
 	o.debug = parse(specs[2]) != 0;
+	o.heap = (heap_kind)parse(specs[3]);
 	return o;
 }
 

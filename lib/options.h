@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The environment variables that control allocinfo (ALLOCINFO, ALLOCINFO_STORE,
- * ALLOCINFO_DEBUG), read once from `environ` without allocating: they are read from
- * inside the first malloc call, possibly before the C library is fully initialised.
+ * ALLOCINFO_DEBUG, ALLOCINFO_HEAP), read once from `environ` without allocating: they
+ * are read from inside the first malloc call, possibly before the C library is fully
+ * initialised.
  */
 #ifndef ALLOCINFO_OPTIONS_H
 #define ALLOCINFO_OPTIONS_H
@@ -13,11 +14,13 @@ namespace allocinfo {
 
 enum class profiling_mode { on, off, never };
 enum class store_kind { automatic, bpf, shm, none };
+enum class heap_kind { own, glibc };
 
 struct options {
 	profiling_mode mode = profiling_mode::on;
 	store_kind store = store_kind::automatic;
 	bool debug = false;
+	heap_kind heap = heap_kind::own;
 };
 
 /* Parses the environment; a malformed value gets one "allocinfo:" line on stderr

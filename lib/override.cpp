@@ -282,7 +282,8 @@ EXPORT size_t malloc_usable_size(void *p)
 		if (s == STATE_NEVER || s == STATE_UNINIT)
 			return backend::usable_size(p);
 	}
-	return has_record(p) ? usable_size(p) : backend::usable_size(p);
+	return small::contains(p, g_fast.small_base) || has_record(p) ? usable_size(p)
+								     : backend::usable_size(p);
 }
 
 /* ---- the _noprof variants: charged to the current tag, else to the caller --------
@@ -539,6 +540,11 @@ inline void *do_new_nothrow(size_t n, size_t align, uintptr_t ra) noexcept
  * magic: the size is checked only off the common case, which costs no extra test. */
 inline void do_sized_delete(void *p, size_t n)
 {
+	uintptr_t small_base = g_fast.small_base;
+	if (small::contains(p, small_base)) {	/* no record below to read */
+		release_small(p, small_base);
+		return;
+	}
 	if (!RECORD_ALWAYS && likely(p) && unlikely(record_of(p)->meta != RECORD_MAGIC)) {
 		sized_delete_slow(p, n);
 		return;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cpu_shard.h"
+#include "small_heap.h"
 #include "store.h"
 
 namespace allocinfo {
@@ -84,6 +85,7 @@ void on_thread_exit(void *)
 		t_state = shard_state::shared;	/* no shard claimed past its hook */
 	if (t_state != shard_state::owned)
 		return;
+	small::thread_exit();	/* only a thread that owns a shard has a cache */
 	allocinfo__thread.shard = nullptr;
 	t_state = shard_state::shared;
 	give_back(t_index);

@@ -90,6 +90,13 @@ tests_unit_test_shards_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_shards_LDADD = $(UNIT_LDADD) -lpthread
 tests_unit_test_shards_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_shards
+
+check_PROGRAMS += tests/unit/test_small_heap
+tests_unit_test_small_heap_SOURCES = tests/unit/test_small_heap.c
+tests_unit_test_small_heap_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_small_heap_LDADD = $(UNIT_LDADD) -lpthread
+tests_unit_test_small_heap_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/unit/test_small_heap
 endif
 
 if ENABLE_UNIT

@@ -2,7 +2,8 @@
 /*
  * The header's inline fast path: a tagged malloc, calloc, strdup or strndup that may
  * be counted in the caller is, without calling the library; everything else reaches
- * the library. This program is linked with --wrap for the library's entry points
+ * the library, and so do the sizes its small-block heap serves (up to
+ * allocinfo__inline_v1.library_max bytes). This program is linked with --wrap for the library's entry points
  * that the inline code falls back to (allocinfo_malloc, allocinfo_calloc; and
  * allocinfo_strdup, allocinfo_strndup where there is no inline code): its calls to
  * them come here, are counted and go on to the library.
@@ -81,10 +82,24 @@ static int inline_built(void)
 #endif
 }
 
-/* The fallbacks n allocations are expected to make once site and thread are known. */
+/* The fallbacks n allocations are expected to make once site and thread are known,
+ * when the library's small-block heap is not involved (counting off, or never on). */
 static unsigned long expected(unsigned long n)
 {
 	return inline_built() ? 0 : n;
+}
+
+/* The same for one counted allocation of `size` bytes: the library's small-block
+ * heap makes the blocks up to library_max itself. */
+static unsigned long expected_for(size_t size)
+{
+	return !inline_built() || size <= allocinfo__inline_v1.library_max ? 1 : 0;
+}
+
+/* The size of the i-th block of the tests below: small and large ones. */
+static size_t size_of_block(int i)
+{
+	return (size_t)i * 3 + 1;
 }
 
 static int m_line;
@@ -115,22 +130,29 @@ static void test_malloc_counts_inline(void **state)
 {
 	(void)state;
 	static void *p[N];
-	if (inline_built())
+	if (inline_built()) {
 		assert_int_not_equal(*allocinfo__inline_v1.go, 0);
-	unsigned long before = fallbacks_now();
-	long long bytes = 0;
-	for (int i = 0; i < N; i++) {
-		p[i] = m_block((size_t)i + 1);
-		assert_non_null(p[i]);
-		memset(p[i], 0xa5, (size_t)i + 1);
-		bytes += i + 1;
+		assert_int_equal(allocinfo__inline_v1.library_max, 1032);
 	}
-	assert_int_equal(fallbacks_now() - before, expected(N));
+	unsigned long before = fallbacks_now(), want = 0;
+	long long bytes = 0, odd_bytes = 0;
+	for (int i = 0; i < N; i++) {
+		size_t n = size_of_block(i);
+		p[i] = m_block(n);
+		assert_non_null(p[i]);
+		memset(p[i], 0xa5, n);
+		bytes += (long long)n;
+		odd_bytes += i % 2 ? (long long)n : 0;
+		want += expected_for(n);
+	}
+	if (inline_built())	/* those small enough for the library's own heap */
+		assert_int_equal(want, 344);
+	assert_int_equal(fallbacks_now() - before, want);
 	assert_site(__FILE__, m_line, "m_block", bytes, N);
-	assert_int_equal(malloc_usable_size(p[N - 1]) >= N, 1);
+	assert_true(malloc_usable_size(p[N - 1]) >= size_of_block(N - 1));
 	for (int i = 0; i < N; i += 2)
 		free(p[i]);
-	assert_site(__FILE__, m_line, "m_block", bytes / 2 + N / 4, N / 2);
+	assert_site(__FILE__, m_line, "m_block", odd_bytes, N / 2);
 	for (int i = 1; i < N; i += 2)
 		free(p[i]);
 	assert_site(__FILE__, m_line, "m_block", 0, 0);
@@ -142,16 +164,17 @@ static void test_calloc_counts_inline(void **state)
 {
 	(void)state;
 	free(c_block(1, 1));
-	unsigned long before = fallbacks_now();
+	unsigned long before = fallbacks_now(), want = 0;
 	void *p[100];
 	for (int i = 0; i < 100; i++) {
-		p[i] = c_block((size_t)i + 1, 3);
+		p[i] = c_block((size_t)i + 1, 30);
 		assert_non_null(p[i]);
-		for (int k = 0; k < (i + 1) * 3; k++)
+		for (int k = 0; k < (i + 1) * 30; k++)
 			assert_int_equal(((unsigned char *)p[i])[k], 0);
+		want += expected_for((size_t)(i + 1) * 30);
 	}
-	assert_int_equal(fallbacks_now() - before, expected(100));
-	assert_site(__FILE__, c_line, "c_block", 3 * 100 * 101 / 2, 100);
+	assert_int_equal(fallbacks_now() - before, want);
+	assert_site(__FILE__, c_line, "c_block", 30 * 100 * 101 / 2, 100);
 	for (int i = 0; i < 100; i++)
 		free(p[i]);
 
@@ -184,7 +207,8 @@ static void test_strdup_counts_inline(void **state)
 	unsigned long before = fallbacks_now();
 	char *a = dup_block("hello"), *b = ndup_block("hello, world", 5);
 	char *c = ndup_block("hi", 10), *d = dup_block("");
-	assert_int_equal(fallbacks_now() - before, expected(4));
+	assert_int_equal(fallbacks_now() - before,
+			 expected_for(6) + expected_for(6) + expected_for(3) + expected_for(1));
 	assert_string_equal(a, "hello");
 	assert_string_equal(b, "hello");
 	assert_string_equal(c, "hi");
@@ -266,7 +290,7 @@ static void test_switch_off_and_on(void **state)
 	allocinfo_set_enabled(1);
 	before = fallbacks_now();
 	void *on = m_block(200);
-	assert_int_equal(fallbacks_now() - before, expected(1));
+	assert_int_equal(fallbacks_now() - before, expected_for(200));
 	assert_site(__FILE__, m_line, "m_block", 200, 1);
 	int realloc_line = __LINE__ + 1;
 	off = realloc(off, 300);	/* a plain block gets a record, charged here */
@@ -306,10 +330,11 @@ static void test_new_thread(void **state)
 	void *ret;
 	assert_int_equal(pthread_create(&t, NULL, thread_allocs, NULL), 0);
 	assert_int_equal(pthread_join(t, &ret), 0);
-	/* the first allocation takes a shard; the other eleven stay inline */
+	/* the first allocation takes a shard; the other eleven stay inline, unless small
+	 * enough for the library's own heap */
 	unsigned long used = *(unsigned long *)ret;
 	free(ret);
-	assert_int_equal(used, inline_built() ? 1 : 12);
+	assert_int_equal(used, 1 + 10 * expected_for(16) + expected_for(sizeof(unsigned long)));
 	assert_site(__FILE__, m_line, "m_block", 0, 0);
 }
 
@@ -343,19 +368,28 @@ static void test_never(void **state)
 	assert_int_equal(run_child("ALLOCINFO=never"), 0);
 }
 
+/* ALLOCINFO_HEAP=glibc: no small-block heap, so small blocks are counted inline. */
+static void test_glibc_heap(void **state)
+{
+	(void)state;
+	assert_int_equal(run_child("ALLOCINFO_HEAP=glibc"), 0);
+}
+
 /* Exit status 0 when 100 allocations reached the library or not as the environment
  * says, and the counts are exact. */
 static int child(void)
 {
 	int never = getenv("ALLOCINFO") && !strcmp(getenv("ALLOCINFO"), "never");
+	int glibc_heap = getenv("ALLOCINFO_HEAP") && !strcmp(getenv("ALLOCINFO_HEAP"), "glibc");
 	free(m_block(1));
 	unsigned long before = fallbacks_now();
 	void *p[100];
 	for (int i = 0; i < 100; i++)
 		p[i] = m_block(10);
-	if (fallbacks_now() - before != (never ? expected(100) : 100))
+	if (fallbacks_now() - before != (never || glibc_heap ? expected(100) : 100))
 		return 1;
-	if (*allocinfo__inline_v1.go != 0)
+	if (allocinfo__inline_v1.library_max != 0 ||
+	    (!glibc_heap && *allocinfo__inline_v1.go != 0))
 		return 2;
 	struct site_counts c = site_lookup(__FILE__, m_line, "m_block");
 	if (never ? c.found : !c.found || c.bytes != 1000 || c.calls != 100)
@@ -379,6 +413,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_new_thread),
 		cmocka_unit_test(test_debug_goes_to_the_library),
 		cmocka_unit_test(test_never),
+		cmocka_unit_test(test_glibc_heap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
