@@ -130,9 +130,10 @@ void release_slow(void *p) noexcept
 
 void release_small_other(void *p) noexcept
 {
-	unsigned c = small::class_at(p, g_fast.small_base);
+	uintptr_t base = g_fast.small_base;
+	unsigned c = small::class_at(p, base);
 	small::trailer *t = small::trailer_of(p, c);
-	if (!small::live_slot(p, c, t)) {
+	if (!small::live_slot(p, base, c, t)) {
 		small::report_bad_slot(p, "free");
 		return;
 	}
@@ -155,9 +156,10 @@ static void *move_block(uint32_t slot, void *p, size_t old_size, size_t size, ui
 /* realloc of a slot of the small-block heap: in place within its class. */
 static void *reallocate_small(uint32_t slot, void *p, size_t size, uint32_t flags)
 {
-	unsigned c = small::class_at(p, g_fast.small_base);
+	uintptr_t base = g_fast.small_base;
+	unsigned c = small::class_at(p, base);
 	small::trailer *t = small::trailer_of(p, c);
-	if (!small::live_slot(p, c, t)) {
+	if (!small::live_slot(p, base, c, t)) {
 		small::report_bad_slot(p, "realloc");
 		errno = EINVAL;
 		return nullptr;

@@ -196,7 +196,7 @@ static inline void release_small(void *p, uintptr_t small_base)
 	unsigned c = small::class_at(p, small_base);
 	small::trailer *t = small::trailer_of(p, c);
 	char *shard = thread_shard();
-	if (unlikely(!small::live_slot(p, c, t) || !shard)) {
+	if (unlikely(!small::live_slot(p, small_base, c, t) || !shard)) {
 		release_small_other(p);
 		return;
 	}

@@ -62,18 +62,16 @@ void on_exit()
 void fork_prepare()
 {
 	registry_fork_prepare();
-	small::fork_prepare();	/* last: the handlers before it may allocate */
 }
 
 void fork_parent()
 {
-	small::fork_done();
 	registry_fork_parent();
 }
 
 void fork_child()
 {
-	small::fork_done();
+	small::fork_child();
 	shards_fork_child();
 	registry_fork_child();
 	store_fork_child();

@@ -44,7 +44,7 @@ bool carve(central &k, unsigned c, unsigned n, void **first, void **last)
 	if ((size_t)(k.end - k.fresh) < st * n)
 		return false;
 	char *p = k.fresh;
-	k.fresh += st * n;
+	__atomic_store_n(&k.fresh, p + st * n, __ATOMIC_RELEASE);	/* the one store */
 	*first = p;
 	for (unsigned i = 0; i < n; i++, p += st) {
 		trailer_of(p, c)->size = FREED;
@@ -62,19 +62,33 @@ void give(unsigned c, void *first, unsigned n)
 	b[2] = reinterpret_cast<void *>((uintptr_t)n);
 	pthread_mutex_lock(&k.lock);
 	b[1] = k.batches;
-	k.batches = b;
+	__atomic_store_n(&k.batches, b, __ATOMIC_RELEASE);	/* the one store */
 	pthread_mutex_unlock(&k.lock);
 }
 
 } /* namespace */
 
-const uint8_t g_batch[CLASSES] = {
-#define B4(c) batch_for(c), batch_for(c + 1), batch_for(c + 2), batch_for(c + 3)
-#define B16(c) B4(c), B4(c + 4), B4(c + 8), B4(c + 12)
-	B16(0), B16(16), B16(32), B16(48)
+#define B4(f, c) f(c), f(c + 1), f(c + 2), f(c + 3)
+#define B16(f, c) B4(f, c), B4(f, c + 4), B4(f, c + 8), B4(f, c + 12)
+#define B64(f) B16(f, 0), B16(f, 16), B16(f, 32), B16(f, 48)
+
+const uint8_t g_batch[CLASSES] = { B64(batch_for) };
+
+constexpr uint16_t cache_max(unsigned c)
+{
+	return (uint16_t)(2 * batch_for(c));
+}
+const uint16_t g_cache_max[CLASSES] = { B64(cache_max) };
+
+constexpr uint64_t stride_inverse(unsigned c)
+{
+	return UINT64_MAX / stride(c) + 1;
+}
+const uint64_t g_stride_inverse[CLASSES] = { B64(stride_inverse) };
+
+#undef B64
 #undef B16
 #undef B4
-};
 
 bool init()
 {
@@ -104,7 +118,7 @@ void *refill(unsigned c)
 	unsigned n = 0;
 	pthread_mutex_lock(&k.lock);
 	if (void **b = k.batches) {
-		k.batches = static_cast<void **>(b[1]);
+		__atomic_store_n(&k.batches, static_cast<void **>(b[1]), __ATOMIC_RELEASE);
 		first = b;
 		n = (unsigned)(uintptr_t)b[2];
 	} else if (carve(k, c, g_batch[c], &first, &last)) {
@@ -151,26 +165,17 @@ void thread_exit()
 	}
 }
 
-void fork_prepare()
+void fork_child()
 {
-	if (g_fast.small_base == NO_BASE)
-		return;
 	for (central &k : g_central)
-		pthread_mutex_lock(&k.lock);
-}
-
-void fork_done()
-{
-	if (g_fast.small_base == NO_BASE)
-		return;
-	for (central &k : g_central)
-		pthread_mutex_unlock(&k.lock);
+		pthread_mutex_init(&k.lock, nullptr);
 }
 
 void report_bad_slot(void *p, const char *what)
 {
-	unsigned c = class_at(p, g_fast.small_base);
-	const char *problem = (uintptr_t)p % 16 ? "not the start of a block"
+	uintptr_t base = g_fast.small_base;
+	unsigned c = class_at(p, base);
+	const char *problem = !slot_start(p, base, c) ? "not the start of a block"
 			      : trailer_of(p, c)->size == FREED
 				      ? "already freed"
 				      : "the 8 bytes after the block were overwritten";

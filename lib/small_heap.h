@@ -18,9 +18,18 @@
  *
  * Each thread that owns a counter shard keeps a free list per class (the cache),
  * moved to and from a per-class central list in batches under that class's lock.
+ * fork() does not take those locks: glibc takes its stdio and NSS locks after the
+ * atfork handlers, and code holding them may allocate, so holding ours across fork
+ * could deadlock. Every change a lock guards is published by one store, so the child
+ * sees each central list before or after a change, never halfway; it then
+ * reinitialises the locks. (A batch being moved at that instant is lost to the
+ * child, which is memory, not correctness.)
  * A thread without a shard (no exit hook to empty a cache) does not cache: it
  * allocates from glibc with a record, and frees straight to the central list. Memory
  * of freed slots is reused for the same class; it is not given back to the system.
+ * Like glibc's tcache, a cache is not async-signal-safe: a signal handler that
+ * allocates while its thread is inside malloc or free may break it (POSIX allows
+ * neither call in a handler).
  */
 #ifndef ALLOCINFO_SMALL_HEAP_H
 #define ALLOCINFO_SMALL_HEAP_H
@@ -34,6 +43,7 @@ constexpr unsigned CLASSES = 64;
 constexpr size_t MAX = 1032;		/* the largest request served: glibc's tcache's */
 constexpr unsigned CLASS_SHIFT = 28;	/* 256 MiB of address space per class */
 constexpr size_t REGION = (size_t)CLASSES << CLASS_SHIFT;
+constexpr uintptr_t CLASS_MASK = ((uintptr_t)1 << CLASS_SHIFT) - 1;
 /* No user pointer is at or above 2^63: free() then finds nothing in a heap never
  * reserved. */
 constexpr uintptr_t NO_BASE = (uintptr_t)1 << 63;
@@ -69,9 +79,11 @@ struct thread_cache {
 };
 extern __thread thread_cache t_cache __attribute__((tls_model("initial-exec"))) HIDDEN;
 
-/* How many slots a cache holds at most per class, before half go back to the
- * central list; and how many a refill brings. About 4 KiB of slots at a time. */
+/* How many slots a refill brings and a flush takes back: about 4 KiB of them. */
 extern const uint8_t g_batch[CLASSES] HIDDEN;
+/* How many a cache holds at most per class (two batches): one more, and a batch goes
+ * back to the central list. */
+extern const uint16_t g_cache_max[CLASSES] HIDDEN;
 
 static inline bool contains(const void *p, uintptr_t base)
 {
@@ -88,11 +100,24 @@ static inline trailer *trailer_of(void *p, unsigned c)
 	return reinterpret_cast<trailer *>(static_cast<char *>(p) + usable(c));
 }
 
-/* p, with its trailer t, may be a live block of class c: aligned, and a size the
- * class holds (a freed slot's FREED is not). */
-static inline bool live_slot(const void *p, unsigned c, const trailer *t)
+/* ceil(2^64 / stride(c)): an offset o < 2^32 is a multiple of the stride exactly
+ * when o * g_stride_inverse[c] (mod 2^64) is below it (Lemire, Kaser and Kurz, "Faster
+ * remainder by direct computation", 2019). */
+extern const uint64_t g_stride_inverse[CLASSES] HIDDEN;
+
+/* p is the start of a slot of class c. */
+static inline bool slot_start(const void *p, uintptr_t base, unsigned c)
 {
-	return t->size <= usable(c) && !((uintptr_t)p & 15);
+	uint64_t offset = ((uintptr_t)p - base) & CLASS_MASK;
+	return offset * g_stride_inverse[c] < g_stride_inverse[c];
+}
+
+/* p, with its trailer t, may be a live block of class c: the start of a slot, with a
+ * size the class holds (a freed slot's FREED is not). A slot past those ever handed
+ * out passes too: its trailer is still zero. */
+static inline bool live_slot(const void *p, uintptr_t base, unsigned c, const trailer *t)
+{
+	return t->size <= usable(c) && slot_start(p, base, c);
 }
 
 /* A slot from this thread's cache, or null when it is empty. */
@@ -116,7 +141,7 @@ static inline void push(void *p, unsigned c)
 {
 	*static_cast<void **>(p) = t_cache.head[c];
 	t_cache.head[c] = p;
-	if (unlikely(++t_cache.count[c] > 2 * g_batch[c]))
+	if (unlikely(++t_cache.count[c] > g_cache_max[c]))
 		flush(c);
 }
 
@@ -127,9 +152,8 @@ void release_to_central(void *p, unsigned c) HIDDEN;
 bool init() HIDDEN;
 /* A thread's exit: its cache goes back to the central lists. */
 void thread_exit() HIDDEN;
-/* fork: the central lists' locks are held across it. */
-void fork_prepare() HIDDEN;
-void fork_done() HIDDEN;
+/* In a forked child: the central lists' locks start unlocked. */
+void fork_child() HIDDEN;
 
 /* "free(p): <problem>; leaving it alone", for a slot whose trailer is wrong. */
 void report_bad_slot(void *p, const char *what) HIDDEN;

@@ -85,9 +85,11 @@ void on_thread_exit(void *)
 		t_state = shard_state::shared;	/* no shard claimed past its hook */
 	if (t_state != shard_state::owned)
 		return;
-	small::thread_exit();	/* only a thread that owns a shard has a cache */
 	allocinfo__thread.shard = nullptr;
 	t_state = shard_state::shared;
+	/* Only a thread that owns a shard has a cache; without its shard now, the thread
+	 * (a signal handler, a later destructor) can no longer refill it. */
+	small::thread_exit();
 	give_back(t_index);
 }
 

@@ -6,7 +6,7 @@
  *  - calloc zeroes a reused slot; realloc stays in place within a class and moves
  *    across classes and to and from glibc, keeping the contents;
  *  - a class whose address space is used up sends its requests to glibc;
- *  - a double free, an overwritten trailer and a misaligned pointer are named on
+ *  - a double free, an overwritten trailer and a pointer into a block are named on
  *    stderr and left alone, and the heap goes on working;
  *  - threads free each other's blocks, and a thread's cached slots go back for other
  *    threads when it exits;
@@ -231,6 +231,7 @@ static int child_bad_pointers(void)
 	if (c.bytes != 96 || c.calls != 2)
 		return 3;
 	free(q + 8);			/* not the start of a block */
+	free(q + 16);			/* nor this, though aligned */
 	char *volatile overrun = r;	/* a store the compiler may not drop before free */
 	memset(overrun, 0x7f, 56 + 8);	/* over the trailer: as a buffer overrun would */
 	free(r);
@@ -307,10 +308,11 @@ static void test_bad_pointers_are_named(void **state)
 		 "allocinfo: free(%p): already freed; leaving it alone\n"
 		 "allocinfo: realloc(%p): already freed; leaving it alone\n"
 		 "allocinfo: free(%p): not the start of a block; leaving it alone\n"
+		 "allocinfo: free(%p): not the start of a block; leaving it alone\n"
 		 "allocinfo: free(%p): the 8 bytes after the block were overwritten; "
 		 "leaving it alone\n"
 		 "%p %p\n",
-		 p, p, (char *)p + 8, r, p, r);
+		 p, p, (char *)p + 8, (char *)p + 16, r, p, r);
 	assert_string_equal(err, expected);
 }
 
