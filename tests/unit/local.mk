@@ -6,9 +6,11 @@ if ENABLE_UNIT
 UNIT_CPPFLAGS = $(AM_CPPFLAGS) $(CMOCKA_CFLAGS) -I$(top_srcdir)/tests/unit
 UNIT_LDADD = tests/unit/libsitereport.la $(TEST_LDADD) $(CMOCKA_LIBS)
 
-# Reads this process's report for the tests; built with the header but no macros.
+# Reads this process's report for the tests, and runs the test again as a child;
+# built with the header but no macros.
 check_LTLIBRARIES += tests/unit/libsitereport.la
-tests_unit_libsitereport_la_SOURCES = tests/unit/site_report.h tests/unit/site_report.c
+tests_unit_libsitereport_la_SOURCES = tests/unit/site_report.h tests/unit/site_report.c \
+	tests/unit/spawn_self.h tests/unit/spawn_self.c
 tests_unit_libsitereport_la_CPPFLAGS = $(UNIT_CPPFLAGS)
 
 # A library built without allocinfo.h, as third-party code is.

@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <setjmp.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <sys/wait.h>
@@ -18,8 +17,7 @@
 #include <cmocka.h>
 
 #include "site_report.h"
-
-extern char **environ;
+#include "spawn_self.h"
 
 #define HERE_NEXT (__LINE__ + 1)
 
@@ -106,47 +104,12 @@ static int child_debug(void)
 
 /* ---- the parent ---------------------------------------------------------------- */
 
-/* Runs this program as `argv0 mode` with extra environment; returns its exit status
- * and what it wrote to stderr. */
+/* This program as `argv0 mode`, with none of the control variables but env_add. */
 static int run_child(const char *mode, const char *const *env_add, char *err, size_t errlen)
 {
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	assert_true(n > 0);
-	self[n] = '\0';
-	char *envp[256];
-	int k = 0;
-	for (char **e = environ; *e && k < 200; e++)
-		if (strncmp(*e, "ALLOCINFO=", 10) && strncmp(*e, "ALLOCINFO_DEBUG=", 16) &&
-		    strncmp(*e, "ALLOCINFO_STORE=", 16) && strncmp(*e, "ALLOCINFO_HEAP=", 15))
-			envp[k++] = *e;
-	for (; *env_add; env_add++)
-		envp[k++] = (char *)*env_add;
-	envp[k] = NULL;
-	int pipefd[2];
-	assert_int_equal(pipe(pipefd), 0);
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
-	posix_spawn_file_actions_addclose(&fa, pipefd[0]);
-	char *argv[] = { self, (char *)mode, NULL };
-	pid_t pid;
-	assert_int_equal(posix_spawn(&pid, self, &fa, NULL, argv, envp), 0);
-	close(pipefd[1]);
-	size_t used = 0;
-	for (;;) {
-		ssize_t r = read(pipefd[0], err + used, errlen - 1 - used);
-		if (r <= 0)
-			break;
-		used += (size_t)r;
-	}
-	err[used] = '\0';
-	close(pipefd[0]);
-	posix_spawn_file_actions_destroy(&fa);
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	return WEXITSTATUS(status);
+	static const char *const drop[] = { "ALLOCINFO=", "ALLOCINFO_DEBUG=", "ALLOCINFO_STORE=",
+					    "ALLOCINFO_HEAP=", NULL };
+	return spawn_self(mode, drop, env_add, err, errlen);
 }
 
 static void test_off_until_switched_on(void **state)

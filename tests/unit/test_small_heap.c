@@ -23,7 +23,6 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,8 +36,7 @@
 #include <cmocka.h>
 
 #include "site_report.h"
-
-extern char **environ;
+#include "spawn_self.h"
 
 /* The tests below free blocks twice, use freed addresses, and free a pointer into a
  * block, on purpose. */
@@ -250,46 +248,12 @@ static int child_bad_pointers(void)
 	return 0;
 }
 
-/* Runs this program as `argv0 mode` with one more environment variable (or none);
- * returns its exit status and what it wrote to stderr. */
+/* This program as `argv0 mode`, with the default heap or env_add's. */
 static int run_child(const char *mode, const char *env_add, char *err, size_t errlen)
 {
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	assert_true(n > 0);
-	self[n] = '\0';
-	char *envp[256];
-	int k = 0;
-	for (char **e = environ; *e && k < 250; e++)
-		if (strncmp(*e, "ALLOCINFO_HEAP=", 15))
-			envp[k++] = *e;
-	if (env_add)
-		envp[k++] = (char *)env_add;
-	envp[k] = NULL;
-	int pipefd[2];
-	assert_int_equal(pipe(pipefd), 0);
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
-	posix_spawn_file_actions_addclose(&fa, pipefd[0]);
-	char *argv[] = { self, (char *)mode, NULL };
-	pid_t pid;
-	assert_int_equal(posix_spawn(&pid, self, &fa, NULL, argv, envp), 0);
-	close(pipefd[1]);
-	size_t used = 0;
-	for (;;) {
-		ssize_t r = read(pipefd[0], err + used, errlen - 1 - used);
-		if (r <= 0)
-			break;
-		used += (size_t)r;
-	}
-	err[used] = '\0';
-	close(pipefd[0]);
-	posix_spawn_file_actions_destroy(&fa);
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	return WEXITSTATUS(status);
+	static const char *const drop[] = { "ALLOCINFO_HEAP=", NULL };
+	const char *add[] = { env_add, NULL };
+	return spawn_self(mode, drop, add, err, errlen);
 }
 
 static void test_bad_pointers_are_named(void **state)
