@@ -150,7 +150,8 @@ static inline void *allocate(uint32_t slot, size_t size, bool zero, uint32_t fla
 	if (likely(size <= small::MAX) && flags == 0) {
 		unsigned c = small::class_of(size);
 		void *p = small::pop(c);
-		if (likely(p) || (p = small::refill(c)))
+		/* An empty cache, or no heap (ALLOCINFO_HEAP=glibc): no call for the latter. */
+		if (likely(p) || (g_fast.small_base != small::NO_BASE && (p = small::refill(c))))
 			return finish_small(p, c, slot, size, zero);
 	}
 	if (unlikely(size > SIZE_MAX - sizeof(alloc_record))) {
