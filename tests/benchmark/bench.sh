@@ -9,6 +9,8 @@
 #   on         the same, ALLOCINFO=1 (tagged call sites)
 #   preload    the baseline binary with LD_PRELOAD=liballocinfo.so: every
 #              allocation untagged, charged to a caller tag
+#   glheap     as on, with ALLOCINFO_HEAP=glibc: every counted block glibc's,
+#              with a 16-byte record in front (no small-block heap)
 #   record     the baseline binary with LD_PRELOAD=librecordonly.so: a 16-byte
 #              header in front of every block, as the record, and no counting
 #              (a reference: what the record's memory alone costs)
@@ -68,6 +70,7 @@ run() {
 	off) ALLOCINFO=0 "$B/${prog}_tagged" "$@" ;;
 	on) ALLOCINFO=1 "$B/${prog}_tagged" "$@" ;;
 	preload) ALLOCINFO=1 LD_PRELOAD=$LIB "$B/${prog}_plain" "$@" ;;
+	glheap) ALLOCINFO=1 ALLOCINFO_HEAP=glibc "$B/${prog}_tagged" "$@" ;;
 	record) LD_PRELOAD=$RECORD "$B/${prog}_plain" "$@" ;;
 	trailer) LD_PRELOAD=$TRAILER "$B/${prog}_plain" "$@" ;;
 	heaptrack)
@@ -145,7 +148,7 @@ fmt_ratio() {	# median-ratio min-ratio -> "1.23x (1.20)"
 ratio_cells() {
 	local row=$1 metric=$2 out="" v b bm bmin m mmin metric_v
 	read -r bm bmin < <(get "$row" base "$metric")
-	for v in off on preload record trailer heaptrack; do
+	for v in off on preload glheap record trailer heaptrack; do
 		case " $3 " in
 		*" $v "*) ;;
 		*) out+=$(printf "%-16s" "-"); continue ;;
@@ -174,7 +177,7 @@ time_row() {	# time_row LABEL ROW METRIC VARIANTS UNIT-SCALE UNIT
 
 ht=""
 [ $use_heaptrack = yes ] && ht=heaptrack
-all="base off on preload record trailer $ht"
+all="base off on preload glheap record trailer $ht"
 
 echo "allocinfo benchmarks: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs," \
      "$reps runs per figure (heaptrack: $ht_reps)" >&2
@@ -195,14 +198,14 @@ HT_ARGS=$((4 / scale + 1)) measure ctree "$all" ctree $((40 / scale))
 HT_ARGS=$((4 / scale + 1)) measure cxx "$all" cxx $((40 / scale))
 HT_ARGS=$((100000 / scale)) measure prodcons "$all" prodcons $((2000000 / scale))
 
-line_of '%-34s %-14s %-16s%-16s%-16s%-16s%-16s%-16s' "workload" "base" "ALLOCINFO=0" \
-	"on (tagged)" "on (LD_PRELOAD)" "record only" "8 B at end" "heaptrack"
-line_of '%s' "$(printf '%.0s-' {1..160})"
+line_of '%-34s %-14s %-16s%-16s%-16s%-16s%-16s%-16s%-16s' "workload" "base" "ALLOCINFO=0" \
+	"on (tagged)" "on (LD_PRELOAD)" "on, glibc heap" "record only" "8 B at end" "heaptrack"
+line_of '%s' "$(printf '%.0s-' {1..176})"
 for size in 16 32 64 256 4096; do
-	time_row "malloc/free $size B, 1 thread" "pairs-$size-1" cpu "off on preload record trailer $ht" 1 ns/pair
+	time_row "malloc/free $size B, 1 thread" "pairs-$size-1" cpu "off on preload glheap record trailer $ht" 1 ns/pair
 done
 for size in 16 32 64 256 4096; do
-	time_row "malloc/free $size B, 2 threads" "pairs-$size-2" wall "off on preload record trailer $ht" 1 ns/pair
+	time_row "malloc/free $size B, 2 threads" "pairs-$size-2" wall "off on preload glheap record trailer $ht" 1 ns/pair
 done
 # The two-thread speed-up, 2 * t(1) / t(2) in wall time, relative to the baseline's.
 # From the fastest runs: on a shared machine the median of a two-thread run mostly
@@ -216,7 +219,7 @@ speedup() {	# speedup SIZE VARIANT -> the speed-up
 for size in 16 32 64 256 4096; do
 	base_su=$(speedup "$size" base)
 	cells=""
-	for v in off on preload record trailer heaptrack; do
+	for v in off on preload glheap record trailer heaptrack; do
 		if [ "$v" = heaptrack ] && [ -z "$ht" ]; then
 			cells+=$(printf "%-16s" "-")
 			continue
@@ -227,9 +230,9 @@ for size in 16 32 64 256 4096; do
 	line_of '%-34s %-14s %s' "2-thread speed-up $size B, rel." \
 		"$(printf '%.2f' "$base_su")" "$cells"
 done
-time_row "C trees, lists, strings" ctree cpu "off on preload record trailer $ht" 1000000 ms/round
-time_row "C++ map, vector, shared_ptr" cxx cpu "off on preload record trailer $ht" 1000000 ms/round
-time_row "producer/consumer (2 threads)" prodcons wall "off on preload record trailer $ht" 1 ns/msg
+time_row "C trees, lists, strings" ctree cpu "off on preload glheap record trailer $ht" 1000000 ms/round
+time_row "C++ map, vector, shared_ptr" cxx cpu "off on preload glheap record trailer $ht" 1000000 ms/round
+time_row "producer/consumer (2 threads)" prodcons wall "off on preload glheap record trailer $ht" 1 ns/msg
 
 # 3. instructions per pair (callgrind): the difference between two run lengths, so
 # start-up and exit cancel out. The path counted is the one that runs natively.
@@ -242,6 +245,7 @@ if [ $use_callgrind = yes ]; then
 		off) prog=$B/pairs_tagged; env=(ALLOCINFO=0) ;;
 		on) prog=$B/pairs_tagged; env=(ALLOCINFO=1) ;;
 		preload) prog=$B/pairs_plain; env=(ALLOCINFO=1 LD_PRELOAD=$LIB) ;;
+		glheap) prog=$B/pairs_tagged; env=(ALLOCINFO=1 ALLOCINFO_HEAP=glibc) ;;
 		record) prog=$B/pairs_plain; env=(LD_PRELOAD=$RECORD) ;;
 		trailer) prog=$B/pairs_plain; env=(LD_PRELOAD=$TRAILER) ;;
 		esac
@@ -253,13 +257,13 @@ if [ $use_callgrind = yes ]; then
 	# pairs.c also runs n/16 warm-up pairs.
 	pairs=$(( (n2 + n2 / 16) - (n1 + n1 / 16) ))
 	declare -A ipp
-	for v in base off on preload record trailer; do
+	for v in base off on preload glheap record trailer; do
 		a=$(ir "$v" $n1)
 		b=$(ir "$v" $n2)
 		ipp[$v]=$(awk -v a="$a" -v b="$b" -v p="$pairs" 'BEGIN { printf "%.1f", (b - a) / p }')
 	done
 	cells=""
-	for v in off on preload record trailer; do
+	for v in off on preload glheap record trailer; do
 		cells+=$(awk -v x="${ipp[$v]}" -v b="${ipp[base]}" \
 			'BEGIN { printf "%-16s", sprintf("%+.1f (%.2fx)", x - b, x / b) }')
 	done
@@ -270,19 +274,19 @@ fi
 echo "  memory" >&2
 for size in 16 24 32 64; do
 	declare -A rss=() heap=()
-	for v in base off on preload record trailer; do
+	for v in base off on preload glheap record trailer; do
 		line=$(run "$v" memory "$size" $((1000000 / scale)))
 		rss[$v]=$(field rss_bytes_per_alloc "$line")
 		heap[$v]=$(field heap_bytes_per_alloc "$line")
 	done
 	for kind in rss heap; do
 		cells=""
-		for v in off on preload record trailer; do
+		for v in off on preload glheap record trailer; do
 			if [ $kind = rss ]; then x=${rss[$v]} b=${rss[base]}; else x=${heap[$v]} b=${heap[base]}; fi
 			cells+=$(awk -v x="$x" -v b="$b" 'BEGIN { printf "%-16s", sprintf("%+.1f B", x - b) }')
 		done
 		if [ $kind = rss ]; then label="bytes/alloc $size B, RSS"; b=${rss[base]};
-		else label="bytes/alloc $size B, mallinfo2"; b=${heap[base]}; fi
+		else label="bytes/alloc $size B, glibc mallinfo2"; b=${heap[base]}; fi
 		line_of '%-34s %-14s %s%-16s' "$label" "$b B" "$cells" "-"
 	done
 done
