@@ -36,9 +36,9 @@ struct alignas(64) central {
 
 central g_central[CLASSES];
 
-/* Links n fresh slots of class c into a free list; false if the class's address
- * space has less room. */
-bool carve(central &k, unsigned c, unsigned n, void **first, void **last)
+/* Links n fresh slots of class c into a free list from *first; false if the class's
+ * address space has less room. */
+bool carve(central &k, unsigned c, unsigned n, void **first)
 {
 	size_t st = stride(c);
 	if ((size_t)(k.end - k.fresh) < st * n)
@@ -50,7 +50,6 @@ bool carve(central &k, unsigned c, unsigned n, void **first, void **last)
 		trailer_of(p, c)->size = FREED;
 		*reinterpret_cast<void **>(p) = i + 1 < n ? p + st : nullptr;
 	}
-	*last = p - st;
 	return true;
 }
 
@@ -114,14 +113,14 @@ void *refill(unsigned c)
 	if (!thread_shard() || g_fast.small_base == NO_BASE)
 		return nullptr;
 	central &k = g_central[c];
-	void *first = nullptr, *last;
+	void *first = nullptr;
 	unsigned n = 0;
 	pthread_mutex_lock(&k.lock);
 	if (void **b = k.batches) {
 		__atomic_store_n(&k.batches, static_cast<void **>(b[1]), __ATOMIC_RELEASE);
 		first = b;
 		n = (unsigned)(uintptr_t)b[2];
-	} else if (carve(k, c, g_batch[c], &first, &last)) {
+	} else if (carve(k, c, g_batch[c], &first)) {
 		n = g_batch[c];
 	}
 	pthread_mutex_unlock(&k.lock);

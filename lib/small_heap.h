@@ -4,7 +4,7 @@
  * kernel's slab, where the tag reference lives with the object instead of in front
  * of it.
  *
- * A counted request of at most SMALL_MAX bytes takes a slot of one of 64 size
+ * A counted request of at most MAX (1032) bytes takes a slot of one of 64 size
  * classes. Class c owns 256 MiB of one reserved 16 GiB range, cut into slots of
  * 32 + 16c bytes: the caller may use all but the last 8 bytes, which hold the slot's
  * trailer (the requested size and the tag's counter offset). That is exactly
