@@ -169,8 +169,8 @@ ALLOCINFO_API int vasprintf_noprof(char **strp, const char *fmt, va_list ap)
 struct allocinfo__inline_state_v1 {
 	const unsigned int *go;	/* at a nonzero word: count in the caller */
 	unsigned int plain;	/* with go's word at 0: a plain block, from glibc */
-	unsigned int library_max; /* with go's word nonzero: requests up to this size
-				   * are the library's (its small-block heap) */
+	unsigned int small_max;	/* with go's word nonzero: requests up to this size
+				 * are the library's (its small-block heap) */
 };
 ALLOCINFO_API extern struct allocinfo__inline_state_v1 allocinfo__inline_v1;
 
@@ -365,7 +365,7 @@ allocinfo__malloc_v1(const struct alloc_tag *t, size_t n, int zero)
 	if (__builtin_expect(!allocinfo__switch_on_v1(go), 0)) {
 		if (__atomic_load_n(&allocinfo__inline_v1.plain, __ATOMIC_RELAXED))
 			return zero ? __libc_calloc(1, n) : __libc_malloc(n);
-	} else if (__builtin_expect(n > allocinfo__inline_v1.library_max && th->shard &&
+	} else if (__builtin_expect(n > allocinfo__inline_v1.small_max && th->shard &&
 				    !th->override && counter &&
 				    n <= ALLOCINFO__CAST(size_t, -1) - sizeof(struct allocinfo__record_v1),
 				    1)) {

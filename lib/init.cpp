@@ -106,7 +106,7 @@ void start()
 	 * allocator must see every block, and debugging checks records. */
 	if (o.heap == heap_kind::own && !o.debug && !RECORD_ALWAYS) {
 		if (small::init())
-			allocinfo__inline_v1.library_max = small::MAX;
+			allocinfo__inline_v1.small_max = small::MAX;
 		else
 			log_message("cannot reserve address space for the small-block heap; "
 				    "every counted block is glibc's");

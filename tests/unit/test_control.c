@@ -69,7 +69,7 @@ static int child_plain(void)
 	if (!allocinfo_enabled())
 		return 30;
 	const char *san = getenv("ALLOCINFO_SANITIZER");
-	if ((!san || !strcmp(san, "no")) && allocinfo__inline_v1.library_max != 1032)
+	if ((!san || !strcmp(san, "no")) && allocinfo__inline_v1.small_max != 1032)
 		return 32;	/* the small-block heap, as by default */
 	int l = HERE_NEXT;
 	void *p = malloc(77);

@@ -3,10 +3,10 @@
  * The header's inline fast path: a tagged malloc, calloc, strdup or strndup that may
  * be counted in the caller is, without calling the library; everything else reaches
  * the library, and so do the sizes its small-block heap serves (up to
- * allocinfo__inline_v1.library_max bytes). This program is linked with --wrap for the library's entry points
- * that the inline code falls back to (allocinfo_malloc, allocinfo_calloc; and
- * allocinfo_strdup, allocinfo_strndup where there is no inline code): its calls to
- * them come here, are counted and go on to the library.
+ * allocinfo__inline_v1.small_max bytes). This program is linked with --wrap for the
+ * library's entry points that the inline code falls back to (allocinfo_malloc,
+ * allocinfo_calloc; and allocinfo_strdup, allocinfo_strndup where there is no inline
+ * code): its calls to them come here, are counted and go on to the library.
  * Counts in the report are exact either way.
  *
  * Built with a sanitizer, the header compiles no inline path and the library would
@@ -90,10 +90,10 @@ static unsigned long expected(unsigned long n)
 }
 
 /* The same for one counted allocation of `size` bytes: the library's small-block
- * heap makes the blocks up to library_max itself. */
+ * heap makes the blocks up to small_max itself. */
 static unsigned long expected_for(size_t size)
 {
-	return !inline_built() || size <= allocinfo__inline_v1.library_max ? 1 : 0;
+	return !inline_built() || size <= allocinfo__inline_v1.small_max ? 1 : 0;
 }
 
 /* The size of the i-th block of the tests below: small and large ones. */
@@ -132,7 +132,7 @@ static void test_malloc_counts_inline(void **state)
 	static void *p[N];
 	if (inline_built()) {
 		assert_int_not_equal(*allocinfo__inline_v1.go, 0);
-		assert_int_equal(allocinfo__inline_v1.library_max, 1032);
+		assert_int_equal(allocinfo__inline_v1.small_max, 1032);
 	}
 	unsigned long before = fallbacks_now(), want = 0;
 	long long bytes = 0, odd_bytes = 0;
@@ -388,7 +388,7 @@ static int child(void)
 		p[i] = m_block(10);
 	if (fallbacks_now() - before != (never || glibc_heap ? expected(100) : 100))
 		return 1;
-	if (allocinfo__inline_v1.library_max != 0 ||
+	if (allocinfo__inline_v1.small_max != 0 ||
 	    (!glibc_heap && *allocinfo__inline_v1.go != 0))
 		return 2;
 	struct site_counts c = site_lookup(__FILE__, m_line, "m_block");

@@ -50,7 +50,7 @@ static void need_heap(void)
 	const char *san = getenv("ALLOCINFO_SANITIZER");
 	if (san && strcmp(san, "no"))
 		skip();
-	assert_int_equal(allocinfo__inline_v1.library_max, 1032);
+	assert_int_equal(allocinfo__inline_v1.small_max, 1032);
 }
 
 static int m_line;
@@ -476,7 +476,7 @@ static void test_fork_while_allocating(void **state)
 
 static int child_glibc_heap(void)
 {
-	if (allocinfo__inline_v1.library_max != 0)
+	if (allocinfo__inline_v1.small_max != 0)
 		return 1;
 	void *p = m_block(1);
 	/* glibc's 32-byte chunk less its header and the record, not a class of 24 */
