@@ -11,7 +11,9 @@
  *
  * Everything that is not "running, counting, not debugging" (start-up, ALLOCINFO=0 or
  * never, ALLOCINFO_DEBUG, aligned blocks, blocks without a record) leaves the fast
- * path through one branch into out-of-line code (slow_mode(), release_other()).
+ * path through one branch into out-of-line code (slow_mode(), release_other()); so
+ * do the small-block heap's empty or overfull caches and bad pointers (small::refill(),
+ * small::flush(), release_small_other()).
  */
 #ifndef ALLOCINFO_ALLOC_H
 #define ALLOCINFO_ALLOC_H
