@@ -1,5 +1,11 @@
 # SPDX-License-Identifier: MIT
-# liballocinfo, and libreader: the store parser and renderers shared with the tools.
+# lib/ is three parts, one folder each, in the order data flows:
+#   runtime/  what every instrumented process runs: the exported malloc family, the
+#             fast path, the small-block heap, counters, the tag registry
+#   store/    the store's layout and its writers (shared memory, BPF maps), and the
+#             /proc parsing that names a process in a store
+#   reader/   parsing stores, naming caller tags, rendering reports: shared by the
+#             tools, loaded by a process only to render its own report
 
 include_HEADERS += include/allocinfo.h
 
@@ -11,48 +17,6 @@ LIB_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden -fno-rtti -fno-exceptions \
 CORE_CXXFLAGS = -std=gnu++17 $(WARN_CXXFLAGS) -fvisibility=hidden -fno-rtti \
 	-fno-exceptions
 
-# Reading stores and rendering reports: used in-process and by the tools.
-noinst_LTLIBRARIES += lib/libreader.la
-lib_libreader_la_SOURCES = \
-	lib/store_format.h \
-	lib/store_reader.h lib/store_reader.cpp \
-	lib/site_table.h lib/site_table.cpp \
-	lib/report.h lib/report.cpp lib/pprof.cpp \
-	lib/saturating.h \
-	lib/symbolize.h lib/symbolize.cpp \
-	lib/cxxname.h lib/cxxname.cpp
-lib_libreader_la_CXXFLAGS = $(LIB_CXXFLAGS) $(LIBDW_CFLAGS) $(ZLIB_CFLAGS)
-lib_libreader_la_LIBADD = lib/libprocfs.la $(LIBDW_LIBS) $(ZLIB_LIBS)
-
-# /proc and /sys parsing: used by readers and by the library's start-up.
-noinst_LTLIBRARIES += lib/libprocfs.la
-lib_libprocfs_la_SOURCES = lib/procfs.h lib/procfs.cpp
-lib_libprocfs_la_CXXFLAGS = $(CORE_CXXFLAGS)
-
-# The exported entry points; apart because operator new must be able to throw.
-noinst_LTLIBRARIES += lib/liboverride.la
-lib_liboverride_la_SOURCES = lib/override.cpp
-lib_liboverride_la_CXXFLAGS = -std=gnu++17 $(WARN_CXXFLAGS) -fvisibility=hidden \
-	$(URCU_CFLAGS) -ftls-model=initial-exec
-
-lib_LTLIBRARIES += lib/liballocinfo.la
-lib_liballocinfo_la_SOURCES = \
-	lib/internal.h \
-	lib/options.h lib/options.cpp \
-	lib/log.cpp \
-	lib/backend.h lib/backend.cpp \
-	lib/thread_shard.h lib/thread_shard.cpp \
-	lib/cpu_shard.h lib/cpu_shard.cpp \
-	lib/store.h lib/store.cpp \
-	lib/registry.h lib/registry.cpp \
-	lib/caller_tags.h lib/caller_tags.cpp \
-	lib/small_heap.h lib/small_heap.cpp \
-	lib/alloc.h lib/alloc.cpp \
-	lib/init.cpp \
-	lib/api.cpp
-lib_liballocinfo_la_CXXFLAGS = $(CORE_CXXFLAGS) $(URCU_CFLAGS) -ftls-model=initial-exec
-lib_liballocinfo_la_LIBADD = lib/liboverride.la lib/libreader.la $(URCU_LIBS) $(DL_LIBS) -lpthread
-lib_liballocinfo_la_LDFLAGS = -version-info 0:0:0 \
-	-Wl,--version-script=$(top_srcdir)/lib/liballocinfo.sym -Wl,-z,nodelete
-EXTRA_lib_liballocinfo_la_DEPENDENCIES = $(top_srcdir)/lib/liballocinfo.sym
-EXTRA_DIST += lib/liballocinfo.sym
+include lib/reader/local.mk
+include lib/store/local.mk
+include lib/runtime/local.mk

@@ -2,7 +2,7 @@
 # The allocinfo tool: reads the stores of live processes, without the daemon.
 
 # Store discovery, shared with allocinfod.
-lib_libreader_la_SOURCES += lib/store_scan.h lib/store_scan.cpp
+lib_libreader_la_SOURCES += lib/reader/store_scan.h lib/reader/store_scan.cpp
 
 bin_PROGRAMS += tools/allocinfo
 tools_allocinfo_SOURCES = \

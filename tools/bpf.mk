@@ -1,16 +1,16 @@
 # SPDX-License-Identifier: MIT
-# The BPF store. Readers always understand it (lib/store_bpf_reader.cpp needs only the
+# The BPF store. Readers always understand it (lib/reader/store_bpf_reader.cpp needs only the
 # kernel's uapi headers); the writer and the report iterator are built when configure
 # found libbpf, clang's BPF target, bpftool and kernel BTF (--disable-bpf skips them).
 
-lib_libreader_la_SOURCES += lib/store_bpf_format.h lib/store_bpf_sys.h \
-	lib/store_bpf_reader.h lib/store_bpf_reader.cpp
-lib_liballocinfo_la_SOURCES += lib/store_bpf.h
+lib_libreader_la_SOURCES += lib/store/store_bpf_format.h lib/store/store_bpf_sys.h \
+	lib/reader/store_bpf_reader.h lib/reader/store_bpf_reader.cpp
+lib_liballocinfo_la_SOURCES += lib/store/store_bpf.h
 
 EXTRA_DIST += tools/bpf/allocinfo_iter.bpf.c Documentation/bpf.md
 
 if ENABLE_BPF
-lib_liballocinfo_la_SOURCES += lib/store_bpf.cpp
+lib_liballocinfo_la_SOURCES += lib/store/store_bpf.cpp
 lib_liballocinfo_la_CXXFLAGS += $(LIBBPF_CFLAGS) -I$(top_builddir)/tools/bpf
 lib_liballocinfo_la_LIBADD += $(LIBBPF_LIBS)
 BUILT_SOURCES += tools/bpf/allocinfo_iter.skel.h
@@ -18,7 +18,7 @@ CLEANFILES += tools/bpf/vmlinux.h tools/bpf/allocinfo_iter.bpf.o \
 	tools/bpf/allocinfo_iter.debug.o tools/bpf/allocinfo_iter.skel.h
 
 BPF_CFLAGS = -g -O2 -target bpf -DBPF_NO_PRESERVE_ACCESS_INDEX \
-	-I$(top_builddir)/tools/bpf -I$(top_srcdir)/lib $(LIBBPF_CFLAGS)
+	-I$(top_builddir)/tools/bpf -I$(top_srcdir)/lib/store $(LIBBPF_CFLAGS)
 
 # The running kernel's types, for the iterator's context structures.
 tools/bpf/vmlinux.h:
@@ -27,8 +27,8 @@ tools/bpf/vmlinux.h:
 
 # `bpftool gen object` drops the DWARF and keeps the BTF: a small embedded object.
 tools/bpf/allocinfo_iter.bpf.o: $(top_srcdir)/tools/bpf/allocinfo_iter.bpf.c \
-		tools/bpf/vmlinux.h $(top_srcdir)/lib/store_format.h \
-		$(top_srcdir)/lib/store_bpf_format.h
+		tools/bpf/vmlinux.h $(top_srcdir)/lib/store/store_format.h \
+		$(top_srcdir)/lib/store/store_bpf_format.h
 	$(AM_V_GEN)$(BPF_CLANG) $(BPF_CFLAGS) -c $(top_srcdir)/tools/bpf/allocinfo_iter.bpf.c \
 		-o tools/bpf/allocinfo_iter.debug.o && \
 	$(BPFTOOL) gen object $@ tools/bpf/allocinfo_iter.debug.o

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Writes the fuzz seed corpus: small stores (a few KiB each), valid and broken, in
- * the layout of lib/store_format.h. Usage: gen_corpus DIR. The files are kept in
+ * the layout of lib/store/store_format.h. Usage: gen_corpus DIR. The files are kept in
  * the source tree (tests/fuzz/corpus); `make fuzz-corpus` rewrites them.
  */
 #include <stdint.h>

@@ -19,8 +19,8 @@ FUZZ_TIME = 60
 FUZZ_SANITIZE = fuzzer,address,undefined
 FUZZ_FLAGS =
 # The reader's sources, compiled with the fuzzer's coverage instrumentation.
-FUZZ_READER = lib/store_reader.cpp lib/site_table.cpp lib/report.cpp lib/symbolize.cpp \
-	lib/cxxname.cpp
+FUZZ_READER = lib/reader/store_reader.cpp lib/reader/site_table.cpp lib/reader/report.cpp lib/reader/symbolize.cpp \
+	lib/reader/cxxname.cpp
 
 tests/fuzz/fuzz_store: $(top_srcdir)/tests/fuzz/fuzz_store.cpp \
 		$(addprefix $(top_srcdir)/,$(FUZZ_READER)) config.h
@@ -36,7 +36,7 @@ fuzz: tests/fuzz/fuzz_store
 		-max_len=65536 -print_final_stats=1 -artifact_prefix=tests/fuzz/artifacts/ \
 		$(FUZZ_FLAGS) tests/fuzz/work $(top_srcdir)/tests/fuzz/corpus
 
-tests/fuzz/gen_corpus: $(top_srcdir)/tests/fuzz/gen_corpus.cpp $(top_srcdir)/lib/store_format.h
+tests/fuzz/gen_corpus: $(top_srcdir)/tests/fuzz/gen_corpus.cpp $(top_srcdir)/lib/store/store_format.h
 	$(AM_V_CXXLD)$(MKDIR_P) tests/fuzz && \
 	$(CXX) -std=gnu++17 $(WARN_CXXFLAGS) $(AM_CPPFLAGS) $(CXXFLAGS) \
 		$(top_srcdir)/tests/fuzz/gen_corpus.cpp -o $@

@@ -15,7 +15,7 @@ tests_integration_cli_other_LDFLAGS = $(TEST_LINK_FLAGS) -no-install
 
 # Writes synthetic stores, good and hostile, for the tests.
 check_PROGRAMS += tests/integration/cli_forge
-tests_integration_cli_forge_SOURCES = tests/integration/cli_forge.c lib/store_format.h
+tests_integration_cli_forge_SOURCES = tests/integration/cli_forge.c lib/store/store_format.h
 
 CLI_TESTS = \
 	tests/integration/cli_report.sh \

@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "../../lib/store_format.h"
+#include "../../lib/store/store_format.h"
 #include "dl_util.h"
 #include "report_check.h"
 #include "site_report.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_report.cpp - unit tests of lib/report.cpp and lib/pprof.cpp: exact output of
+ * test_report.cpp - unit tests of lib/reader/report.cpp and lib/reader/pprof.cpp: exact output of
  * the text, JSON and Prometheus renderers, merging and sorting, and a pprof profile
  * taken apart again with zlib and a small protobuf decoder written here.
  */

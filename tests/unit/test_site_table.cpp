@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_site_table.cpp - unit tests of lib/site_table.cpp: for snapshots made by hand,
+ * test_site_table.cpp - unit tests of lib/reader/site_table.cpp: for snapshots made by hand,
  * the rows are exactly those of merge_rows() over snapshot_rows() (sums, order, pid,
  * comm, which tags are listed, names that print alike, saturation), and a table kept
  * from one report to the next gives each report the same rows a new table would.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_store_scan.cpp - unit tests of lib/store_scan.cpp: which files of the store
+ * test_store_scan.cpp - unit tests of lib/reader/store_scan.cpp: which files of the store
  * directory are read, how a store is matched with its live process (pid, start
  * time, executable, state), what is stale and what is removed, the exact reason
  * given for each bad store, what a scan takes over from the one before, the

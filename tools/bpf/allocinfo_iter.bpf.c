@@ -5,7 +5,7 @@
  * instrumented process loads its own copy at start-up, bound to its `counters` and
  * `tags` maps, and pins it as /sys/fs/bpf/allocinfo/<pid>/allocinfo.
  *
- * Rows follow the readers' rules (snapshot_rows in lib/store_reader.cpp): static
+ * Rows follow the readers' rules (snapshot_rows in lib/reader/store_reader.cpp): static
  * tags are listed even at 0 0, dynamic and overflow tags only while nonzero,
  * unloaded tags only while nonzero and with " unloaded:yes"; negative sums (a read
  * racing frees) print as 0. One row per tag, in slot order.
@@ -21,7 +21,7 @@
  * (BPF_NO_PRESERVE_ACCESS_INDEX; the only kernel structures read are bpf_iter_meta
  * and the iterator context, whose layout is stable), and a section name of its own,
  * "allocinfo_iter", whose loader supplies the BTF id of bpf_iter_ksym itself
- * instead of having libbpf parse all of the kernel's BTF (lib/store_bpf.cpp).
+ * instead of having libbpf parse all of the kernel's BTF (lib/store/store_bpf.cpp).
  *
  * The program is declared "Dual MIT/GPL": bpf_seq_printf is a GPL-only helper.
  */

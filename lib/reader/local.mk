@@ -1,0 +1,14 @@
+# SPDX-License-Identifier: MIT
+# libreader: reading stores and rendering reports, used in-process and by the tools.
+
+noinst_LTLIBRARIES += lib/libreader.la
+lib_libreader_la_SOURCES = \
+	lib/store/store_format.h \
+	lib/reader/store_reader.h lib/reader/store_reader.cpp \
+	lib/reader/site_table.h lib/reader/site_table.cpp \
+	lib/reader/report.h lib/reader/report.cpp lib/reader/pprof.cpp \
+	lib/reader/saturating.h \
+	lib/reader/symbolize.h lib/reader/symbolize.cpp \
+	lib/reader/cxxname.h lib/reader/cxxname.cpp
+lib_libreader_la_CXXFLAGS = $(LIB_CXXFLAGS) $(LIBDW_CFLAGS) $(ZLIB_CFLAGS)
+lib_libreader_la_LIBADD = lib/libprocfs.la $(LIBDW_LIBS) $(ZLIB_LIBS)
