@@ -262,6 +262,18 @@ bool start_metrics(metrics_server &m, reports &src, std::string &why)
 	return ok;
 }
 
+/*
+ * libfuse installs its handlers only for signals whose disposition is the default.
+ * A shell starts a background job with SIGINT and SIGQUIT ignored (when job
+ * control is off, as in scripts), and the daemon would then ignore Ctrl-C and
+ * `kill -INT` for good: take the default back, so that libfuse installs them.
+ */
+void default_stop_signals()
+{
+	for (int sig : { SIGINT, SIGTERM, SIGHUP })
+		signal(sig, SIG_DFL);
+}
+
 } /* namespace */
 
 int main(int argc, char **argv)
@@ -318,6 +330,7 @@ int main(int argc, char **argv)
 	int rc = 1;
 	bool linked = false;
 	struct fuse_session *se = fuse_get_session(f);
+	default_stop_signals();
 	if (fuse_set_signal_handlers(se) != 0) {
 		log_msg(LOG_ERR, "cannot install signal handlers");
 		goto out;
