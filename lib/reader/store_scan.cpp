@@ -474,6 +474,19 @@ void scan_stores(scan_result &out, bool remove_stale, scan_result *previous)
 	}
 }
 
+namespace {
+
+/* Why pid has no store file: it does not exist, or it publishes none. */
+std::string no_store_why(const std::string &path, int pid)
+{
+	if (kill(pid, 0) != 0 && errno == ESRCH)
+		return "process " + std::to_string(pid) + ": no such process";
+	return path + ": no store (process " + std::to_string(pid) +
+	       " is not instrumented, or publishes no store)";
+}
+
+} /* namespace */
+
 bool read_pid_store(int pid, store_entry &out, std::string &why)
 {
 	if (pid <= 0) {
@@ -484,11 +497,7 @@ bool read_pid_store(int pid, store_entry &out, std::string &why)
 	examination ex = examine(path, pid, false, false, out);
 	if (ex.v == verdict::live)
 		return true;
-	if (ex.v == verdict::missing)
-		why = path + ": no store (process " + std::to_string(pid) +
-		      " is not instrumented, or publishes no store)";
-	else
-		why = path + ": " + ex.why;
+	why = ex.v == verdict::missing ? no_store_why(path, pid) : path + ": " + ex.why;
 	return false;
 }
 
@@ -502,11 +511,7 @@ bool set_store_enabled(int pid, bool on, std::string &why)
 	store_entry e;
 	examination ex = examine(path, pid, true, true, e);
 	if (ex.v != verdict::live) {
-		if (ex.v == verdict::missing)
-			why = path + ": no store (process " + std::to_string(pid) +
-			      " is not instrumented, or publishes no store)";
-		else
-			why = path + ": " + ex.why;
+		why = ex.v == verdict::missing ? no_store_why(path, pid) : path + ": " + ex.why;
 		return false;
 	}
 	uint32_t v = on ? 1u : 0u;

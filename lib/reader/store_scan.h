@@ -64,7 +64,8 @@ const char *scan_store_dir();
 void scan_stores(scan_result &out, bool remove_stale, scan_result *previous = nullptr);
 
 /* One process's store. On failure returns false with a one-line reason that
- * starts with the store's path. */
+ * starts with the store's path, or is "process PID: no such process" when there
+ * is neither a store nor a process. */
 bool read_pid_store(int pid, store_entry &out, std::string &why);
 
 /* Writes the store's run-time switch (the `enabled` word of its header) with

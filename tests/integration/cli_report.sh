@@ -140,11 +140,15 @@ allocinfo | ours > "$tmp/got" || fail "allocinfo"
 } > "$tmp/want"
 same "$tmp/want" "$tmp/got"
 
-# -p of a process that is gone, or was never instrumented: exit status 1.
+# -p of a process that is gone (its store removed at exit), or was never
+# instrumented: exit status 1, and which of the two it is.
 allocinfo -p "$b_pid" > "$tmp/out" 2> "$tmp/err"
 [ $? -eq 1 ] || fail "-p of an exited process should exit with 1"
-grep -q "^allocinfo: .*allocinfo-$b_pid: " "$tmp/err" || { cat "$tmp/err"; fail "no message"; }
+[ "$(cat "$tmp/err")" = "allocinfo: process $b_pid: no such process" ] ||
+	fail "-p of an exited process says: $(cat "$tmp/err")"
 [ -s "$tmp/out" ] && fail "output for an exited process"
-allocinfo -p $$ > /dev/null 2>&1
+allocinfo -p $$ > /dev/null 2> "$tmp/err"
 [ $? -eq 1 ] || fail "-p of an uninstrumented process should exit with 1"
+[ "$(cat "$tmp/err")" = "allocinfo: $store_dir/allocinfo-$$: no store (process $$ is not instrumented, or publishes no store)" ] ||
+	fail "-p of an uninstrumented process says: $(cat "$tmp/err")"
 echo "ok"

@@ -427,6 +427,13 @@ void test_stale_dead(void **)
 	scan_stores(r, true);
 	assert_int_equal(r.stale.size(), 1);
 	assert_false(exists(path_of(pid)));
+	/* Neither a store nor a process: said so, not "not instrumented". */
+	assert_false(read_pid_store(pid, e, why));
+	assert_string_equal(why.c_str(),
+			    ("process " + std::to_string(pid) + ": no such process").c_str());
+	assert_false(set_store_enabled(pid, true, why));
+	assert_string_equal(why.c_str(),
+			    ("process " + std::to_string(pid) + ": no such process").c_str());
 	scan_stores(r, true);
 	assert_int_equal(r.stale.size(), 0);
 }
