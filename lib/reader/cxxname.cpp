@@ -70,6 +70,27 @@ void squeeze_append(std::string &out, const std::string &s)
 	squeeze_append(out, s.data(), s.data() + s.size());
 }
 
+/* [b, e) trimmed, each run of whitespace one blank. */
+std::string collapse_spaces(const char *b, const char *e)
+{
+	std::string out;
+	b = skip_spaces(b, e);
+	while (e > b && is_space(e[-1]))
+		--e;
+	bool pending = false;
+	for (; b < e; ++b) {
+		if (is_space(*b)) {
+			pending = true;
+			continue;
+		}
+		if (pending)
+			out += ' ';
+		pending = false;
+		out += *b;
+	}
+	return out;
+}
+
 /* The whole input, whitespace runs turned into "_": the answer when parsing fails. */
 std::string fallback(const char *b, const char *e)
 {
@@ -191,7 +212,7 @@ const char *parse_operator(const char *p, const char *e, std::string &out)
 			const char *w = q;
 			while (q < e && is_ident(*q))
 				++q;
-			out += '_';
+			out += ' ';
 			out.append(w, q);
 			const char *r = skip_spaces(q, e);
 			if (r + 1 < e && r[0] == '[' && r[1] == ']') {
@@ -201,7 +222,7 @@ const char *parse_operator(const char *p, const char *e, std::string &out)
 			return q;
 		}
 		if (keyword_at(q, e, "co_await")) {
-			out += "_co_await";
+			out += " co_await";
 			return q + 8;
 		}
 		/* A conversion: the type runs up to the parameter list. A parenthesised
@@ -224,8 +245,8 @@ const char *parse_operator(const char *p, const char *e, std::string &out)
 				++t;
 			}
 		}
-		out += '_';
-		squeeze_append(out, q, t);
+		out += ' ';
+		out += collapse_spaces(q, t);
 		return t;
 	}
 	if (*q == '"') {
@@ -276,7 +297,6 @@ const char *parse_operator(const char *p, const char *e, std::string &out)
 /* One "::"-separated part of the name, text still unsqueezed. */
 struct component {
 	std::string text;
-	bool call_scope = false; /* "f(...)::x": shown as "f()" */
 	bool anon_class = false; /* Clang's "(anonymous class)": a lambda before ::operator() */
 	bool lambda = false;     /* already "<lambda>" */
 	bool is_operator = false;
@@ -388,8 +408,6 @@ bool parse_name(const char *b, const char *e, std::vector<component> &comps, con
 							cur.text.assign(p, q);
 							cur.anon_class = starts_with(p, q, "(anonymous class)");
 						}
-					} else {
-						cur.call_scope = true;
 					}
 					comps.push_back(cur);
 					cur = component();
@@ -554,7 +572,28 @@ bool is_clang_closure(const std::string &t)
 	return true;
 }
 
-std::string render(const std::vector<component> &comps, const bindings &bs)
+/* A part without its template arguments, as pprof shows C++ names:
+ * "Foo<int, char>" -> "Foo". (Operators are kept whole: "operator<".) */
+std::string without_templates(const std::string &t)
+{
+	std::string out;
+	const char *p = t.data(), *e = t.data() + t.size();
+	while (p < e) {
+		if (*p == '<') {
+			const char *q = skip_group(p, e);
+			if (q) {
+				p = q;
+				continue;
+			}
+		}
+		out += *p++;
+	}
+	while (!out.empty() && is_space(out.back()))
+		out.pop_back();
+	return out;
+}
+
+std::string render(const std::vector<component> &comps)
 {
 	std::string out;
 	for (size_t i = 0; i < comps.size(); ++i) {
@@ -567,14 +606,42 @@ std::string render(const std::vector<component> &comps, const bindings &bs)
 			++i;
 			continue;
 		}
-		if (!c.is_operator && !bs.empty())
-			squeeze_append(out, substitute(c.text, bs));
-		else
+		if (c.lambda)
+			out += "<lambda>";
+		else if (c.is_operator)
 			squeeze_append(out, c.text);
-		if (c.call_scope)
-			out += "()";
+		else
+			squeeze_append(out, without_templates(c.text));
 	}
 	return out;
+}
+
+/* The full name: every part with its template arguments (class template parameters
+ * substituted), blanks where C++ puts them ("S<long int>::conv"). */
+std::string render_full(const std::vector<component> &comps, const bindings &bs)
+{
+	std::string out;
+	for (size_t i = 0; i < comps.size(); ++i) {
+		const component &c = comps[i];
+		if (!out.empty())
+			out += "::";
+		if ((c.lambda || c.anon_class || is_clang_closure(c.text)) && i + 1 < comps.size() &&
+		    comps[i + 1].is_operator && comps[i + 1].text.compare(0, 10, "operator()") == 0) {
+			out += "<lambda>";
+			++i;
+			continue;
+		}
+		std::string t = !c.is_operator && !bs.empty() ? substitute(c.text, bs) : c.text;
+		out += collapse_spaces(t.data(), t.data() + t.size());
+	}
+	return out;
+}
+
+/* A declaration ("void f(int)") or a qualified name ("ns::Foo<int>::bar", as debug
+ * info's names are put together): something to parse, not a plain name. */
+bool qualified(const char *b, const char *e)
+{
+	return memchr(b, '(', e - b) || memchr(b, '<', e - b) || memmem(b, e - b, "::", 2);
 }
 
 bool has_space(const std::string &s)
@@ -593,16 +660,14 @@ std::string cxx_function_name(const char *pretty)
 		return std::string();
 	const char *b = pretty;
 	const char *e = b + strlen(b);
-	if (!memchr(b, '(', e - b))
+	if (!qualified(b, e))
 		return fallback(b, e);
 
 	std::vector<component> comps;
 	const char *rest = e;
 	if (!parse_name(b, e, comps, &rest))
 		return fallback(b, e);
-	bindings bs;
-	find_bindings(rest, e, bs);
-	std::string out = render(comps, bs);
+	std::string out = render(comps);
 	if (out.empty() || has_space(out))
 		return fallback(b, e);
 	/* One spelling for the anonymous namespace, whoever printed it: GCC's. */
@@ -610,6 +675,44 @@ std::string cxx_function_name(const char *pretty)
 	for (size_t at; (at = out.find(clang_anon)) != std::string::npos;)
 		out.replace(at, sizeof(clang_anon) - 1, "{anonymous}");
 	return out;
+}
+
+std::string cxx_full_name(const char *pretty)
+{
+	if (!pretty)
+		return std::string();
+	const char *b = pretty;
+	const char *e = b + strlen(b);
+	std::vector<component> comps;
+	const char *rest = e;
+	if (!qualified(b, e) || !parse_name(b, e, comps, &rest))
+		return collapse_spaces(b, e);
+	bindings bs;
+	find_bindings(rest, e, bs);
+	std::string out = render_full(comps, bs);
+	if (out.empty())
+		return collapse_spaces(b, e);
+	static const char clang_anon[] = "(anonymous namespace)";
+	for (size_t at; (at = out.find(clang_anon)) != std::string::npos;)
+		out.replace(at, sizeof(clang_anon) - 1, "{anonymous}");
+	return out;
+}
+
+std::string demangled_full_name(const char *symbol)
+{
+	if (!symbol)
+		return std::string();
+	if (symbol[0] == '_' && symbol[1] == 'Z') {
+		int status = -1;
+		char *d = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
+		if (d && status == 0) {
+			std::string out = cxx_full_name(d);
+			free(d);
+			return out;
+		}
+		free(d);
+	}
+	return collapse_spaces(symbol, symbol + strlen(symbol));
 }
 
 std::string demangled_function_name(const char *symbol)

@@ -370,6 +370,10 @@ void render_json(std::string &out, const std::vector<site_row> &rows)
 		append_u64(out, r.line);
 		out += ",\"func\":";
 		append_json_string(out, r.func);
+		if (!r.full_func.empty()) {
+			out += ",\"full_func\":";
+			append_json_string(out, r.full_func);
+		}
 		out += ",\"bytes\":";
 		append_i64(out, clamp0(r.bytes));
 		out += ",\"calls\":";

@@ -25,6 +25,8 @@ struct site_row {
 	std::string file;	/* source file as tagged, e.g. "tests/demo.c"; "??" unknown */
 	unsigned line = 0;
 	std::string func;	/* one word */
+	std::string full_func;	/* C++ from debug info: the full name (cxxname.h) when
+				 * it differs from func, else empty; JSON only */
 	int64_t bytes = 0;	/* live bytes (sum over CPUs), may be 0 or transiently < 0 */
 	int64_t calls = 0;	/* live allocations */
 	bool unloaded = false;	/* its object was dlclose'd: token " unloaded:yes" */
@@ -81,6 +83,7 @@ std::string human_size(int64_t bytes);
  *   {"module":"demo","file":"tests/demo.c","line":12,"func":"main","bytes":4096,
  *    "calls":1,"unloaded":false,"accurate":true,"pid":42,"comm":"demo"}
  *   ]}
+ * A site whose full_func is set has "full_func" right after "func".
  * The top-level "pid" is there only when every row has the same nonzero pid; a
  * site's "pid" only when nonzero, its "comm" only when non-empty. Strings: '"' and
  * '\\' escaped, bytes below 0x20 as \u00XX, valid UTF-8 passed through, each maximal

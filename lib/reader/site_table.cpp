@@ -105,7 +105,7 @@ uint32_t site_table::row_for(const row_key &k)
 {
 	auto r = row_ids_.try_emplace(k, (uint32_t)rows_.size());
 	if (r.second)
-		rows_.push_back({k, 0, 0, 0, std::string()});
+		rows_.push_back({k, 0, 0, 0, 0, std::string()});
 	return r.first->second;
 }
 
@@ -132,6 +132,8 @@ uint32_t site_table::row_of(const tag_snapshot &t, int pid)
 	row_key rk = {intern(named.module), intern(named.file), intern(named.func), named.line,
 		      unloaded, pid};
 	uint32_t id = row_for(rk);
+	if (!rows_[id].full && !named.full_func.empty())
+		rows_[id].full = intern(named.full_func);
 	raw_rows_.emplace(k, id);
 	return id;
 }
@@ -205,6 +207,7 @@ std::vector<site_row> site_table::rows() const
 		o.file = names_[r.key.file];
 		o.line = r.key.line;
 		o.func = names_[r.key.func];
+		o.full_func = names_[r.full];
 		o.bytes = r.bytes;
 		o.calls = r.calls;
 		o.unloaded = r.key.unloaded;

@@ -93,6 +93,7 @@ private:
 	};
 	struct row {
 		row_key key;
+		uint32_t full;		/* interned full_func of the first tag named so */
 		uint64_t report;	/* the report its sums belong to */
 		int64_t bytes, calls;
 		std::string comm;

@@ -304,6 +304,8 @@ void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r)
 		r.file = printed_word(loc.file);
 		r.line = loc.line;
 		r.func = printed_word(loc.func);
+		if (loc.full_func != loc.func)
+			r.full_func = loc.full_func;
 	} else {
 		r.file = printed_word(t.file);
 		r.line = t.line;

@@ -157,9 +157,10 @@ const char *linkage_name(Dwarf_Die *die)
 /*
  * "ns::Foo::Foo" for a C++ function known only by DW_AT_name (constructors, for
  * one, have no single linkage name): the enclosing namespaces and classes, and an
- * enclosing function as "f()" as in __PRETTY_FUNCTION__ (lambdas, local classes).
+ * enclosing function (of lambdas, local classes) qualified the same way, depth
+ * bounded.
  */
-std::string qualified_name(Dwarf_Die *named)
+std::string qualified_name(Dwarf_Die *named, int depth = 0)
 {
 	const char *name = dwarf_diename(named);
 	if (!name)
@@ -171,10 +172,14 @@ std::string qualified_name(Dwarf_Die *named)
 		int tag = dwarf_tag(&scopes[i]);
 		if (tag == DW_TAG_subprogram) {
 			const char *outer = linkage_name(&scopes[i]);
-			std::string o = outer ? demangled_function_name(outer)
-					      : cxx_function_name(dwarf_diename(&scopes[i]));
+			std::string o;
+			Dwarf_Die outer_named;
+			if (outer)
+				o = demangled_function_name(outer);
+			else if (depth < 8 && find_named_die(&scopes[i], &outer_named))
+				o = cxx_function_name(qualified_name(&outer_named, depth + 1).c_str());
 			if (!o.empty())
-				prefix = o + "()::" + prefix;
+				prefix = o + "::" + prefix;
 			break;
 		}
 		if (tag != DW_TAG_namespace && tag != DW_TAG_class_type &&
@@ -189,17 +194,21 @@ std::string qualified_name(Dwarf_Die *named)
 	return prefix + name;
 }
 
-std::string scope_name(Dwarf_Die *cu, Dwarf_Die *die)
+/* The short and the full name of a function scope (cxxname.h); empty if none. */
+void scope_names(Dwarf_Die *cu, Dwarf_Die *die, std::string &func, std::string &full)
 {
 	const char *linkage = linkage_name(die);
-	if (linkage)
-		return demangled_function_name(linkage);
+	if (linkage) {
+		func = demangled_function_name(linkage);
+		full = demangled_full_name(linkage);
+		return;
+	}
 	Dwarf_Die named;
 	if (!find_named_die(die, &named))
-		return std::string();
-	if (is_cxx(cu))
-		return cxx_function_name(qualified_name(&named).c_str());
-	return cxx_function_name(dwarf_diename(&named));
+		return;
+	std::string name = is_cxx(cu) ? qualified_name(&named) : dwarf_diename(&named);
+	func = cxx_function_name(name.c_str());
+	full = cxx_full_name(name.c_str());
 }
 
 /*
@@ -335,7 +344,7 @@ bool resolve(open_file &f, uint64_t vaddr, bool is_return_address, source_locati
 		found = true;
 	}
 
-	std::string func;
+	std::string func, full;
 	if (cu) {
 		Dwarf_Die *scopes = nullptr;
 		int n = dwarf_getscopes(cu, addr - dwbias, &scopes);
@@ -344,17 +353,21 @@ bool resolve(open_file &f, uint64_t vaddr, bool is_return_address, source_locati
 			Dwarf_Die die = scopes[i];
 			if (found)
 				skip_system_headers(cu, &die, out);
-			func = scope_name(cu, &die);
+			scope_names(cu, &die, func, full);
 		}
 		free(scopes);
 	}
 	if (func.empty()) {
 		const char *sym = dwfl_module_addrname(mod, addr);
-		if (sym && *sym)
+		if (sym && *sym) {
 			func = demangled_function_name(sym);
+			full = demangled_full_name(sym);
+		}
 	}
-	if (!func.empty())
+	if (!func.empty()) {
 		out.func = func;
+		out.full_func = full.empty() ? func : full;
+	}
 	return found;
 }
 
@@ -455,6 +468,7 @@ bool symbolizer::lookup(const std::string &path, uint64_t vaddr, bool is_return_
 	out.file = "??";
 	out.line = 0;
 	out.func = hex;
+	out.full_func = hex;
 
 	/* Only regular files: opening a FIFO or a device could block or have effects. */
 	struct stat sb;
@@ -493,8 +507,10 @@ bool symbolizer::lookup(const std::string &path, uint64_t vaddr, bool is_return_
 	return a.found;
 }
 
-/* One entry a line: the key's six fields, then found, line, file and func, separated
- * by tabs (names never hold tabs or newlines: they are one token each). */
+/* One entry a line: the key's six fields, then found, line, file, func and the full
+ * name, separated by tabs (names never hold tabs or newlines: file and func are one
+ * token each, and the full name has each run of whitespace made one blank). Lines
+ * of another shape (an older format) are skipped. */
 bool symbolizer::load_cache(const std::string &file)
 {
 	FILE *f = fopen(file.c_str(), "re");
@@ -508,9 +524,9 @@ bool symbolizer::load_cache(const std::string &file)
 		if (!nl)
 			continue;	/* too long: not ours */
 		*nl = '\0';
-		char *field[5];
+		char *field[6];
 		int n = 0;
-		for (char *p = line; n < 5; n++) {
+		for (char *p = line; n < 6; n++) {
 			field[n] = p;
 			char *tab = strchr(p, '\t');
 			if (!tab)
@@ -518,16 +534,17 @@ bool symbolizer::load_cache(const std::string &file)
 			*tab = '\0';
 			p = tab + 1;
 		}
-		if (n != 4)
+		if (n != 5)
 			continue;
-		char *func = field[4];
-		if (strchr(func, '\t') || !func[0] || !field[3][0])
+		char *func = field[4], *full = field[5];
+		if (strchr(full, '\t') || !func[0] || !full[0] || !field[3][0])
 			continue;
 		state::answer a;
 		a.found = strcmp(field[1], "1") == 0;
 		a.loc.line = (unsigned)strtoul(field[2], nullptr, 10);
 		a.loc.file = field[3];
 		a.loc.func = func;
+		a.loc.full_func = full;
 		st_->persistent.emplace(field[0], a);
 	}
 	fclose(f);
@@ -549,8 +566,9 @@ bool symbolizer::save_cache(const std::string &file)
 	if (!f)
 		return false;
 	for (const auto &e : st_->persistent)
-		fprintf(f, "%s\t%d\t%u\t%s\t%s\n", e.first.c_str(), e.second.found ? 1 : 0,
-			e.second.loc.line, e.second.loc.file.c_str(), e.second.loc.func.c_str());
+		fprintf(f, "%s\t%d\t%u\t%s\t%s\t%s\n", e.first.c_str(), e.second.found ? 1 : 0,
+			e.second.loc.line, e.second.loc.file.c_str(), e.second.loc.func.c_str(),
+			e.second.loc.full_func.c_str());
 	bool ok = fflush(f) == 0 && !ferror(f);
 	ok = fclose(f) == 0 && ok;
 	if (!ok || rename(tmp.c_str(), file.c_str()) != 0) {

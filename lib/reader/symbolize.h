@@ -12,7 +12,8 @@
  *    address, so it always names the function that holds file:line. It is the
  *    demangled linkage name, else the DW_AT_name (qualified with its enclosing
  *    namespaces and classes for C++), else the ELF symbol, else "0x<vaddr in hex>",
- *    and always one word (cxxname.h);
+ *    as a short name of one word, and as a full name with its template arguments
+ *    (cxxname.h);
  *  - system headers are skipped: while file:line lies under /usr/include/ (after
  *    resolving "." and "..", as Clang records /usr/bin/../lib/gcc/...) and the
  *    code was inlined, the call site of the inlined function is reported instead
@@ -42,6 +43,7 @@ struct source_location {
 	std::string file; /* as recorded in DWARF (often a full path); "??" when unknown */
 	unsigned line = 0; /* 0 when unknown */
 	std::string func;  /* one word; "0x<hex vaddr>" when no name is known */
+	std::string full_func; /* C++: with template arguments (cxxname.h); else func */
 };
 
 class symbolizer {

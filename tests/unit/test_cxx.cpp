@@ -104,6 +104,35 @@ void test_new_is_named_after_the_function(void **)
 	delete p;
 }
 
+template <typename T> struct maker {
+	__attribute__((noinline)) static T *make(int line_out[1])
+	{
+		line_out[0] = HERE_NEXT;
+		return new T(1);
+	}
+};
+
+/* Names from debug info are shortened as pprof shows them: no template arguments,
+ * and the function holding a lambda without "()". */
+void test_debug_info_names_are_short(void **)
+{
+	int line[1];
+	long *p = maker<long>::make(line);
+	escape(p);
+	assert_site(__FILE__, line[0], "{anonymous}::maker::make", sizeof(long), 1);
+	int lambda_line = 0;
+	auto f = [&lambda_line]() __attribute__((noinline)) {
+		lambda_line = HERE_NEXT;
+		return new short(2);
+	};
+	short *q = f();
+	escape(q);
+	assert_site(__FILE__, lambda_line,
+		    "{anonymous}::test_debug_info_names_are_short::<lambda>", sizeof(short), 1);
+	delete p;
+	delete q;
+}
+
 /* Live bytes over the whole report: every line, tagged or not. */
 long long report_total_bytes()
 {
@@ -244,6 +273,7 @@ int main()
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_new_forms),
 		cmocka_unit_test(test_new_is_named_after_the_function),
+		cmocka_unit_test(test_debug_info_names_are_short),
 		cmocka_unit_test(test_containers_leave_nothing),
 		cmocka_unit_test(test_tagged_calls_in_cxx),
 		cmocka_unit_test(test_scope_charges_new),

@@ -296,6 +296,18 @@ void test_json_exact(void **)
 	allocinfo::render_json(out, {});
 	assert_string_equal(out.c_str(), "{\"version\":\"2.0\",\"sites\":[]}\n");
 
+	/* a C++ name from debug info: its full name after func, blanks kept */
+	std::vector<site_row> cxx = { row("demo", "demo.cpp", 3, "S::conv", 8, 1, 0) };
+	cxx[0].full_func = "S<long int>::conv";
+	out.clear();
+	allocinfo::render_json(out, cxx);
+	assert_string_equal(out.c_str(),
+		"{\"version\":\"2.0\",\"sites\":[\n"
+		"{\"module\":\"demo\",\"file\":\"demo.cpp\",\"line\":3,\"func\":\"S::conv\","
+		"\"full_func\":\"S<long int>::conv\",\"bytes\":8,\"calls\":1,\"unloaded\":false,"
+		"\"accurate\":true}\n"
+		"]}\n");
+
 	/* different pids, or a summed row: no top-level pid */
 	rows[1].pid = 43;
 	rows.push_back(row("m", "f", 1, "g", 1, 1, 0));

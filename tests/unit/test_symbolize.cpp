@@ -59,7 +59,7 @@ struct name_case {
 
 const name_case name_cases[] = {
 	/* GCC */
-	{"void ns::Foo<T>::bar(int) const [with T = int]", "ns::Foo<int>::bar"},
+	{"void ns::Foo<T>::bar(int) const [with T = int]", "ns::Foo::bar"},
 	{"void f(T) [with T = int]", "f"},
 	{"void f(T) [with T = std::map<int, int>]", "f"},
 	{"int main()", "main"},
@@ -74,17 +74,17 @@ const name_case name_cases[] = {
 	{"void (* get_handler(int))(int)", "get_handler"},
 	{"int (* arr())[3]", "arr"},
 	{"int {anonymous}::anon(int)", "{anonymous}::anon"},
-	{"main()::<lambda()>", "main()::<lambda>"},
-	{"main()::<lambda(int, double)>", "main()::<lambda>"},
-	{"Foo::m() const &::<lambda(int)>", "Foo::m()::<lambda>"},
-	{"local(int, char)::<lambda(auto:1)> [with auto:1 = int]", "local()::<lambda>"},
-	{"void local(int, char)::L::m()", "local()::L::m"},
+	{"main()::<lambda()>", "main::<lambda>"},
+	{"main()::<lambda(int, double)>", "main::<lambda>"},
+	{"Foo::m() const &::<lambda(int)>", "Foo::m::<lambda>"},
+	{"local(int, char)::<lambda(auto:1)> [with auto:1 = int]", "local::<lambda>"},
+	{"void local(int, char)::L::m()", "local::L::m"},
 	{"long long unsigned int operator\"\"_km(long long unsigned int)", "operator\"\"_km"},
-	{"static T S<T>::conv(U) [with U = int; T = long int]", "S<long_int>::conv"},
+	{"static T S<T>::conv(U) [with U = int; T = long int]", "S::conv"},
 	{"decltype (t + 1) g(T) [with T = int]", "g"},
 	{"Foo::~Foo()", "Foo::~Foo"},
 	/* Clang */
-	{"void ns::Foo<int>::bar(int) const [T = int]", "ns::Foo<int>::bar"},
+	{"void ns::Foo<int>::bar(int) const [T = int]", "ns::Foo::bar"},
 	{"void f(T) [T = int]", "f"},
 	{"bool operator<(const A &, const A &)", "operator<"},
 	{"static void *Foo::operator new(std::size_t)", "Foo::operator_new"},
@@ -93,22 +93,55 @@ const name_case name_cases[] = {
 	{"const char *Foo::operator const char *() const", "Foo::operator_const_char*"},
 	{"void (*get_handler(int))(int)", "get_handler"},
 	{"int (anonymous namespace)::anon(int)", "{anonymous}::anon"},
-	{"auto main()::(anonymous class)::operator()() const", "main()::<lambda>"},
-	{"auto Foo::m()::(anonymous class)::operator()(int) const", "Foo::m()::<lambda>"},
+	{"auto main()::(anonymous class)::operator()() const", "main::<lambda>"},
+	{"auto Foo::m()::(anonymous class)::operator()(int) const", "Foo::m::<lambda>"},
 	{"auto main()::(anonymous class)::operator()()::(anonymous class)::operator()() const",
-	 "main()::<lambda>::<lambda>"},
+	 "main::<lambda>::<lambda>"},
 	{"auto (lambda at x.cpp:3:5)::operator()() const", "<lambda>"},
-	{"static T S<long>::conv(U) [T = long, U = int]", "S<long>::conv"},
+	{"static T S<long>::conv(U) [T = long, U = int]", "S::conv"},
 	{"std::map<int, unsigned int> f(std::map<int, unsigned int>)", "f"},
-	{"void Foo<std::map<int, unsigned int> >::g()", "Foo<std::map<int,unsigned_int>>::g"},
+	{"void Foo<std::map<int, unsigned int> >::g()", "Foo::g"},
 	/* Plain C and demangler output */
 	{"main", "main"},
 	{"symfix_add", "symfix_add"},
+	/* DW_AT_name qualified by its scopes: no parentheses */
+	{"std::vector<long int, std::allocator<long int> >::push_back", "std::vector::push_back"},
+	{"ns::Cache<int>::insert", "ns::Cache::insert"},
 	{"main::{lambda()#1}::operator()() const", "main::<lambda>"},
 	{"main::$_0::operator()(int) const", "main::<lambda>"},
 	{"abi[abi:cxx11]()", "abi"},
 	{"foo(int) [clone .cold]", "foo"},
 };
+
+/* Full names: template arguments and C++'s blanks kept, parameters dropped. */
+const name_case full_cases[] = {
+	{"static T S<T>::conv(U) [with U = int; T = long int]", "S<long int>::conv"},
+	{"void ns::Foo<T>::bar(int) const [with T = int]", "ns::Foo<int>::bar"},
+	{"void Foo<std::map<int, unsigned int> >::g()", "Foo<std::map<int, unsigned int> >::g"},
+	{"main()::<lambda(int, double)>", "main::<lambda>"},
+	{"static void* Foo::operator new(std::size_t)", "Foo::operator new"},
+	{"Foo::operator const char*() const", "Foo::operator const char*"},
+	{"int (anonymous namespace)::anon(int)", "{anonymous}::anon"},
+	{"main", "main"},
+	{"std::vector<long int>::push_back", "std::vector<long int>::push_back"},
+	{"vtable  for\tFoo", "vtable for Foo"},
+};
+
+void test_cxx_full_names(void **)
+{
+	for (const name_case &c : full_cases) {
+		std::string got = allocinfo::cxx_full_name(c.in);
+		if (got != c.out)
+			print_error("input: %s\n", c.in);
+		assert_string_equal(got.c_str(), c.out);
+	}
+	assert_string_equal(allocinfo::demangled_full_name("_ZNK2ns3FooIlE3barEi").c_str(),
+			    "ns::Foo<long>::bar");
+	assert_string_equal(allocinfo::demangled_full_name("_ZN2ns3FooIlE3barEv").c_str(),
+			    "ns::Foo<long>::bar");
+	assert_string_equal(allocinfo::demangled_full_name("malloc").c_str(), "malloc");
+	assert_string_equal(allocinfo::demangled_full_name(nullptr).c_str(), "");
+}
 
 void test_cxx_names(void **)
 {
@@ -164,14 +197,14 @@ void test_demangled_names(void **)
 	assert_string_equal(demangled_function_name("_Znwm").c_str(), "operator_new");
 	assert_string_equal(demangled_function_name("_Znam").c_str(), "operator_new[]");
 	assert_string_equal(demangled_function_name("_ZNK2ns3FooIiE3barEi").c_str(),
-			    "ns::Foo<int>::bar");
+			    "ns::Foo::bar");
 	assert_string_equal(demangled_function_name("_ZNK3FoocviEv").c_str(), "Foo::operator_int");
 	assert_string_equal(demangled_function_name("_ZN12_GLOBAL__N_14anonEi").c_str(),
 			    "{anonymous}::anon");
 	assert_string_equal(demangled_function_name("_ZZ4mainENKUlvE_clEv").c_str(),
 			    "main::<lambda>");
 	assert_string_equal(demangled_function_name("_ZZNKR3Foo1mEvENKUliE_clEi").c_str(),
-			    "Foo::m()::<lambda>");
+			    "Foo::m::<lambda>");
 	assert_string_equal(demangled_function_name("_ZZ4mainENK3$_0clEi").c_str(), "main::<lambda>");
 	assert_string_equal(demangled_function_name("_Z3abiB5cxx11v").c_str(), "abi");
 	assert_string_equal(demangled_function_name("_Z3foov.cold").c_str(), "foo");
@@ -343,7 +376,7 @@ void test_disk_cache(void **)
 	}
 	std::vector<char> text = read_file(cache);
 	std::string s(text.begin(), text.end());
-	assert_non_null(strstr(s.c_str(), "symbolize_fixture.c\tsymfix_add\n"));
+	assert_non_null(strstr(s.c_str(), "symbolize_fixture.c\tsymfix_add\tsymfix_add\n"));
 	assert_null(strstr(s.c_str(), "garbage"));
 	symbolizer again;
 	assert_true(again.load_cache(cache));
@@ -501,6 +534,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cxx_names),
+		cmocka_unit_test(test_cxx_full_names),
 		cmocka_unit_test(test_cxx_names_bad_input),
 		cmocka_unit_test(test_demangled_names),
 		cmocka_unit_test(test_function_entry),
