@@ -8,7 +8,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=$top/build
 "$top/scripts/build.sh" "$build"
 out=$build/demo
+# Compiled from the top of the tree, so that its file names are relative to it (as
+# the kernel's are).
+cd "$top"
 ALLOCINFO_INCLUDEDIR=$top/include ALLOCINFO_LIBDIR=$build/lib/.libs \
-	"$build/tools/allocinfo-cc" -g -O2 "$top/Documentation/examples/demo.c" -o "$out"
+	"$build/tools/allocinfo-cc" -g -O2 Documentation/examples/demo.c -o "$out"
 echo "\$ $out"
 "$out"

@@ -88,14 +88,16 @@ uint32_t site_table::name_at(std::string_view s, unsigned field)
 }
 
 /* The interned printed form of an interned name, made once per name. */
-uint32_t site_table::printed(uint32_t name, bool module)
+uint32_t site_table::printed(uint32_t name, as what)
 {
-	std::vector<uint32_t> &memo = module ? as_module_ : as_word_;
+	std::vector<uint32_t> &memo = what == as::module ? as_module_ :
+				      what == as::file ? as_file_ : as_word_;
 	if (memo.size() <= name)
 		memo.resize(names_.size(), NONE);
 	if (memo[name] == NONE) {
 		const std::string &raw = names_[name];
-		uint32_t id = intern(module ? printed_module(raw) : printed_word(raw));
+		uint32_t id = intern(what == as::module ? printed_module(raw) :
+				     what == as::file ? printed_file(raw) : printed_word(raw));
 		memo[name] = id;	/* after intern(), which may grow names_ only */
 	}
 	return memo[name];
@@ -117,8 +119,8 @@ uint32_t site_table::row_of(const tag_snapshot &t, int pid)
 	if (!(t.flags & ALLOCINFO_TAGF_DYNAMIC)) {
 		/* A static tag prints as its names do, each made printable once. */
 		uint32_t file = name_at(t.file, 1), func = name_at(t.func, 2);
-		row_key rk = {printed(module, true), printed(file, false), printed(func, false),
-			      t.line, unloaded, pid};
+		row_key rk = {printed(module, as::module), printed(file, as::file),
+			      printed(func, as::word), t.line, unloaded, pid};
 		return row_for(rk);
 	}
 

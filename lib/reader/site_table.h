@@ -102,7 +102,8 @@ private:
 
 	uint32_t intern(std::string_view s);
 	uint32_t name_at(std::string_view s, unsigned field);
-	uint32_t printed(uint32_t name, bool module);
+	enum class as { module, file, word };
+	uint32_t printed(uint32_t name, as what);
 	uint32_t row_for(const row_key &k);
 	uint32_t row_of(const tag_snapshot &t, int pid);
 
@@ -117,8 +118,8 @@ private:
 		const char *p = nullptr;
 		uint32_t id = 0;
 	} last_[3];
-	/* A name as printed for a module, and as printed for a file or function. */
-	std::vector<uint32_t> as_module_, as_word_;
+	/* A name as printed for a module, a file, and a function. */
+	std::vector<uint32_t> as_module_, as_file_, as_word_;
 	/* Caller tags, named through the symbolizer: their rows by raw key. */
 	std::unordered_map<raw_key, uint32_t, key_hash> raw_rows_;
 	std::unordered_map<row_key, uint32_t, key_hash> row_ids_;

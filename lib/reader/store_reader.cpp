@@ -2,6 +2,8 @@
 /* Parsing and validation of stores, and their conversion to report rows. */
 #include "store_reader.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -288,6 +290,62 @@ std::string printed_word(std::string_view s)
 	return one_token(s, "??");
 }
 
+namespace {
+
+struct prefix_map_entry {
+	std::string from, to;
+};
+
+/* ALLOCINFO_PREFIX_MAP, read once: OLD=NEW entries separated by ':', the last
+ * given first (the compiler's -ffile-prefix-map order). */
+const std::vector<prefix_map_entry> &prefix_map()
+{
+	static const std::vector<prefix_map_entry> map = [] {
+		std::vector<prefix_map_entry> m;
+		const char *env = secure_getenv("ALLOCINFO_PREFIX_MAP");
+		if (!env)
+			return m;
+		std::string_view v(env);
+		while (!v.empty()) {
+			size_t colon = v.find(':');
+			std::string_view item = v.substr(0, colon);
+			size_t eq = item.find('=');
+			if (eq == std::string_view::npos || eq == 0)
+				fprintf(stderr, "allocinfo: ALLOCINFO_PREFIX_MAP: '%.*s' is not OLD=NEW; "
+					"ignored\n", (int)item.size(), item.data());
+			else
+				m.insert(m.begin(), {std::string(item.substr(0, eq)),
+						     std::string(item.substr(eq + 1))});
+			if (colon == std::string_view::npos)
+				break;
+			v.remove_prefix(colon + 1);
+		}
+		return m;
+	}();
+	return map;
+}
+
+} /* namespace */
+
+std::string report_path(std::string_view file)
+{
+	std::string out(file);
+	for (const prefix_map_entry &e : prefix_map())
+		if (out.compare(0, e.from.size(), e.from) == 0) {
+			out.replace(0, e.from.size(), e.to);
+			break;
+		}
+	size_t skip = 0;
+	while (out.size() > skip + 2 && out.compare(skip, 2, "./") == 0)
+		skip += 2;
+	return out.substr(skip);
+}
+
+std::string printed_file(std::string_view file)
+{
+	return printed_word(report_path(file));
+}
+
 void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r)
 {
 	r.module = printed_module(t.module_path);
@@ -301,13 +359,13 @@ void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r)
 			loc.file = "??";
 			loc.func = hex;
 		}
-		r.file = printed_word(loc.file);
+		r.file = printed_file(loc.file);
 		r.line = loc.line;
 		r.func = printed_word(loc.func);
 		if (loc.full_func != loc.func)
 			r.full_func = loc.full_func;
 	} else {
-		r.file = printed_word(t.file);
+		r.file = printed_file(t.file);
 		r.line = t.line;
 		r.func = printed_word(t.func);
 	}

@@ -119,6 +119,16 @@ void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r);
 std::string printed_module(std::string_view path);
 std::string printed_word(std::string_view s);
 
+/*
+ * One path style for every file name of a report, static tags' (__FILE__) and
+ * caller tags' (debug info, already made relative to the compilation directory by
+ * the symbolizer) alike: ALLOCINFO_PREFIX_MAP's OLD=NEW entries (separated by
+ * ':'; the last that matches, as with -ffile-prefix-map) replace a leading OLD,
+ * then leading "./" go. printed_file() is that as one word.
+ */
+std::string report_path(std::string_view file);
+std::string printed_file(std::string_view file);
+
 /* Whether a tag has a row in the report: static tags always, caller and overflow
  * tags while they hold something, tags of unloaded objects until freed. */
 bool tag_listed(const tag_snapshot &t);

@@ -249,6 +249,38 @@ void skip_system_headers(Dwarf_Die *cu, Dwarf_Die *func, source_location &out)
 	free(chain);
 }
 
+/*
+ * A path as the compiler was given it: libdw joins a relative name with the
+ * compilation directory (DW_AT_comp_dir), which __FILE__ in a tagged call does
+ * not, so that prefix goes ("/home/me/src/hold.cpp" compiled in /home/me/src as
+ * "hold.cpp" is "hold.cpp", as its tagged calls show it). A file given by an
+ * absolute path stays so: its directory is in the line table's directories as it
+ * is (entries after the first, which is the compilation directory).
+ */
+std::string relative_to_comp_dir(Dwarf_Die *cu, const std::string &file)
+{
+	Dwarf_Attribute attr;
+	const char *dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+	if (!dir || dir[0] != '/')
+		return file;
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (file.size() <= n + 1 || file.compare(0, n, dir, n) != 0 || file[n] != '/')
+		return file;
+	Dwarf_Files *files = nullptr;
+	size_t nfiles = 0, ndirs = 0;
+	const char *const *dirs = nullptr;
+	if (dwarf_getsrcfiles(cu, &files, &nfiles) == 0 &&
+	    dwarf_getsrcdirs(files, &dirs, &ndirs) == 0) {
+		std::string parent = file.substr(0, file.rfind('/'));
+		for (size_t i = 1; i < ndirs; i++)
+			if (dirs[i] && parent == dirs[i])
+				return file;	/* given as an absolute path */
+	}
+	return file.substr(n + 1);
+}
+
 /* The address ranges of one compilation unit, in DWARF addresses. */
 struct cu_range {
 	Dwarf_Addr lo, hi;
@@ -368,6 +400,8 @@ bool resolve(open_file &f, uint64_t vaddr, bool is_return_address, source_locati
 		out.func = func;
 		out.full_func = full.empty() ? func : full;
 	}
+	if (found && cu)
+		out.file = relative_to_comp_dir(cu, out.file);
 	return found;
 }
 

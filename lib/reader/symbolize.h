@@ -7,7 +7,9 @@
  *
  * What is reported:
  *  - file:line is the innermost line-table row for the address, so code inlined
- *    from another function or file shows where that code is written;
+ *    from another function or file shows where that code is written; the file as
+ *    the compiler was given it: relative to the compilation directory
+ *    (DW_AT_comp_dir) when it lies under it, as __FILE__ is;
  *  - func is the innermost DWARF subprogram or inlined subroutine covering the
  *    address, so it always names the function that holds file:line. It is the
  *    demangled linkage name, else the DW_AT_name (qualified with its enclosing
@@ -40,7 +42,7 @@
 namespace allocinfo {
 
 struct source_location {
-	std::string file; /* as recorded in DWARF (often a full path); "??" when unknown */
+	std::string file; /* as the compiler was given it (above); "??" when unknown */
 	unsigned line = 0; /* 0 when unknown */
 	std::string func;  /* one word; "0x<hex vaddr>" when no name is known */
 	std::string full_func; /* C++: with template arguments (cxxname.h); else func */

@@ -21,3 +21,7 @@ tests_unit_preload_target_CFLAGS = $(AM_CFLAGS) -g -O1
 tests_unit_preload_target_LDADD = $(DL_LIBS)
 TESTS += tests/integration/preload.sh
 EXTRA_DIST += tests/integration/preload.sh
+
+# One path style for both kinds of tag: a program built by the test, as a user would.
+TESTS += tests/integration/report_paths.sh
+EXTRA_DIST += tests/integration/report_paths.sh tests/integration/report_paths.cpp
