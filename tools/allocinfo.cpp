@@ -30,6 +30,7 @@
 
 /* Stores kept in BPF maps: their reader is in libreader whenever its header is. */
 #if __has_include("store_bpf_reader.h")
+#include "bpf_tag_names.h"
 #include "store_bpf_reader.h"
 #define HAVE_BPF_READER 1
 #endif
@@ -360,8 +361,13 @@ std::vector<site_row> merged_rows(const std::vector<store_entry> &entries, symbo
 				  bool keep_pid)
 {
 	site_table table(&sym, keep_pid);
-	for (const store_entry &e : entries)
+	for (const store_entry &e : entries) {
 		table.add(e.snap, e.comm);
+#ifdef HAVE_BPF_READER
+		/* What the table named, the process's report iterator prints too. */
+		write_bpf_tag_names(e.snap, sym);
+#endif
+	}
 	return table.rows();
 }
 

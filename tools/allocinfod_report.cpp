@@ -10,6 +10,7 @@
 #include "allocinfod_log.h"
 /* Stores kept in BPF maps: their reader is in libreader whenever its header is. */
 #if __has_include("store_bpf_reader.h")
+#include "bpf_tag_names.h"
 #include "store_bpf_reader.h"
 #define HAVE_BPF_READER 1
 #endif
@@ -76,11 +77,17 @@ void reports::combined(std::string &out)
 	combined_.clear_sums();
 	for (const store_entry &e : current_.live) {
 		memo &m = memos_[e.pid];
-		if (m.tags_id != e.snap.tags_id || !m.tags_id) {
+		bool new_tags = m.tags_id != e.snap.tags_id || !m.tags_id;
+		if (new_tags) {
 			m.tags_id = e.snap.tags_id;
 			m.rows.clear();
 		}
 		combined_.add(e.snap, std::string(), &m.rows);
+#ifdef HAVE_BPF_READER
+		/* The names just found, for the process's report iterator too. */
+		if (new_tags)
+			allocinfo::write_bpf_tag_names(e.snap, sym_);
+#endif
 	}
 	/* Forget the processes gone (current_.live is sorted by pid). */
 	for (auto it = memos_.begin(); it != memos_.end();) {

@@ -4,7 +4,8 @@
 # found libbpf, clang's BPF target, bpftool and kernel BTF (--disable-bpf skips them).
 
 lib_libreader_la_SOURCES += lib/store/store_bpf_format.h lib/store/store_bpf_sys.h \
-	lib/reader/store_bpf_reader.h lib/reader/store_bpf_reader.cpp
+	lib/reader/store_bpf_reader.h lib/reader/store_bpf_reader.cpp \
+	lib/reader/bpf_tag_names.h lib/reader/bpf_tag_names.cpp
 lib_liballocinfo_la_SOURCES += lib/store/store_bpf.h
 
 EXTRA_DIST += tools/bpf/allocinfo_iter.bpf.c Documentation/bpf.md

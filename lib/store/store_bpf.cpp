@@ -13,7 +13,10 @@
  * form, "??:0 [module] func:0xADDR": naming them means reading debug info, which
  * may take seconds and hundreds of MiB for a large program, and a profiler must not
  * spend that inside the program's malloc. allocinfo and allocinfod name them when
- * they render. Names longer than the fields of struct allocinfo_bpf_tag are cut.
+ * they render, and write the names into this map (lib/reader/bpf_tag_names.cpp);
+ * the entry of a caller tag is written here only once, when it is published, so
+ * that the name stays. Names longer than the fields of struct allocinfo_bpf_tag
+ * are cut.
  */
 #include "store_bpf.h"
 

@@ -17,8 +17,8 @@ cat "$pins/$parent/allocinfo" >"$work/parent_iter" || fail "cannot read the pare
 cat "$pins/$child/allocinfo" >"$work/child_iter" || fail "cannot read the child's iterator"
 expect_subject_rows "$work/parent_iter"
 expect_subject_rows "$work/child_iter"
-expect_row "$work/child_iter" 2000 1 92
-expect_row "$work/parent_iter" 0 0 92	# the child's line, idle in the parent
+expect_row "$work/child_iter" 2000 1 93
+expect_row "$work/parent_iter" 0 0 93	# the child's line, idle in the parent
 same_rows "$work/child_iter" "$work/own.child" || fail "the child's iterator and its own report differ"
 bpftool -j map dump pinned "$pins/$child/meta" | grep -q "\"pid\":$child," ||
 	fail "the child's meta map does not name it"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The subject of the BPF store tests: allocations at known lines, then its own
- * report (allocinfo_print) written to REPORT, then, by MODE:
+ * The subject of the BPF store tests: allocations at known lines (one untagged: a
+ * caller tag), then its own report (allocinfo_print) written to REPORT, then, by MODE:
  *   once   exit at once;
  *   wait   wait for SIGUSR1, then return from main (a normal exit);
  *   fork   fork; the child allocates at LINE_CHILD, writes REPORT.child and waits
@@ -72,6 +72,7 @@ int main(int argc, char **argv)
 	}
 	keep[4] = strdup("bpf store"); _Static_assert(__LINE__ == 73, "LINE_STRDUP");
 	free(malloc(64)); _Static_assert(__LINE__ == 74, "LINE_FREED");
+	{ void *(*volatile untagged)(size_t) = malloc; keep[6] = untagged(48); } /* LINE_UNTAGGED 75 */
 
 	if (write_report(argv[2]))
 		return 1;
@@ -89,7 +90,7 @@ int main(int argc, char **argv)
 	}
 	if (child == 0) {
 		char path[4096];
-		keep[5] = malloc(2000); _Static_assert(__LINE__ == 92, "LINE_CHILD");
+		keep[5] = malloc(2000); _Static_assert(__LINE__ == 93, "LINE_CHILD");
 		snprintf(path, sizeof(path), "%s.child", argv[2]);
 		if (write_report(path))
 			return 1;
