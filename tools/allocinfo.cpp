@@ -54,7 +54,7 @@ struct options {
 	std::string file;		/* of --pprof, --save or --diff */
 	double watch = 0;		/* seconds; 0 = print once */
 	long count = 0;			/* --count: reports printed by --watch; 0 = until SIGINT */
-	bool gc = false, enable = false, disable = false;
+	bool gc = false, enable = false, disable = false, status = false;
 };
 
 volatile sig_atomic_t g_stop;
@@ -68,6 +68,7 @@ void usage_text(FILE *f)
 "                 [--json | --prometheus | --pprof FILE | --save FILE | --diff FILE]\n"
 "                 [--watch SECONDS [--count N]]\n"
 "       allocinfo -p PID --enable | --disable\n"
+"       allocinfo [-p PID] --status\n"
 "       allocinfo --gc\n"
 "\n"
 "Prints the live memory of every call site of the instrumented processes (the\n"
@@ -87,6 +88,7 @@ void usage_text(FILE *f)
 "      --gc             remove the stores of processes that are gone\n"
 "      --enable         with -p: switch counting on in that process\n"
 "      --disable        with -p: switch it off (allocations are not counted)\n"
+"      --status         whether each process counts now, and its store\n"
 "  -h, --help           this help\n"
 "  -V, --version        the version\n"
 "\n"
@@ -117,7 +119,7 @@ bool parse_long(const char *s, long min, long max, long &v)
 options parse_options(int argc, char **argv)
 {
 	enum { OPT_SORT = 256, OPT_TOP, OPT_HUMAN, OPT_JSON, OPT_PROM, OPT_PPROF, OPT_SAVE,
-	       OPT_DIFF, OPT_WATCH, OPT_COUNT, OPT_GC, OPT_ENABLE, OPT_DISABLE };
+	       OPT_DIFF, OPT_WATCH, OPT_COUNT, OPT_GC, OPT_ENABLE, OPT_DISABLE, OPT_STATUS };
 	static const struct option longopts[] = {
 		{"pid", required_argument, nullptr, 'p'},
 		{"sort", required_argument, nullptr, OPT_SORT},
@@ -133,6 +135,7 @@ options parse_options(int argc, char **argv)
 		{"gc", no_argument, nullptr, OPT_GC},
 		{"enable", no_argument, nullptr, OPT_ENABLE},
 		{"disable", no_argument, nullptr, OPT_DISABLE},
+		{"status", no_argument, nullptr, OPT_STATUS},
 		{"help", no_argument, nullptr, 'h'},
 		{"version", no_argument, nullptr, 'V'},
 		{nullptr, 0, nullptr, 0},
@@ -218,6 +221,9 @@ options parse_options(int argc, char **argv)
 		case OPT_DISABLE:
 			o.disable = true;
 			break;
+		case OPT_STATUS:
+			o.status = true;
+			break;
 		case 'h':
 			usage_text(stdout);
 			exit(0);
@@ -255,8 +261,10 @@ options parse_options(int argc, char **argv)
 			usage_error(std::string(o.enable ? "--enable" : "--disable") +
 				    " takes no other option than -p");
 	}
-	if (o.gc && (reporting || pid_given))
+	if (o.gc && (reporting || pid_given || o.status))
 		usage_error("--gc takes no other option");
+	if (o.status && (reporting || o.enable || o.disable))
+		usage_error("--status takes no other option than -p");
 	if (o.human && o.out != output::text && o.out != output::diff)
 		usage_error("--human applies to the text report and --diff only");
 	if (o.out == output::save && (o.sort_given || top_given))
@@ -413,7 +421,8 @@ int report_once(const options &o, symbolizer &sym, const snapshot_file *base, st
 	case output::json:
 		sort_merged(merged, o.sort);
 		keep_top(merged, o.top);
-		render_json(out, merged);
+		/* One process: whether it counts, which the rows cannot tell. */
+		render_json(out, merged, o.pid ? (entries[0].snap.enabled == 1) : -1);
 		return 0;
 	case output::prometheus:
 		sort_merged(merged, o.sort);
@@ -571,6 +580,27 @@ int run_report(const options &o)
 	return 0;
 }
 
+/* One line per process, as key:value tokens: pid, comm, counting on or off (its
+ * run-time switch), and the kind of its store. */
+int run_status(const options &o)
+{
+	std::vector<store_entry> entries;
+	if (!collect(o, entries))
+		return 1;
+	std::string out;
+	for (const store_entry &e : entries) {
+		out += "pid:" + std::to_string(e.pid);
+		out += " comm:" + printed_word(e.comm);
+		out += e.snap.enabled == 1 ? " counting:on" : " counting:off";
+		out += e.snap.backend == 1 ? " store:bpf\n" : " store:shm\n";
+	}
+	if (!write_all(STDOUT_FILENO, out)) {
+		fprintf(stderr, "%s: standard output: %s\n", PROG, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 int run_gc()
 {
 	scan_result res;
@@ -612,5 +642,7 @@ int main(int argc, char **argv)
 		return run_gc();
 	if (o.enable || o.disable)
 		return run_switch(o);
+	if (o.status)
+		return run_status(o);
 	return run_report(o);
 }

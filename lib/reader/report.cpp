@@ -342,7 +342,7 @@ void render_text(std::string &out, const std::vector<site_row> &rows, bool human
 	}
 }
 
-void render_json(std::string &out, const std::vector<site_row> &rows)
+void render_json(std::string &out, const std::vector<site_row> &rows, int counting)
 {
 	int pid = rows.empty() ? 0 : rows[0].pid;
 
@@ -357,6 +357,8 @@ void render_json(std::string &out, const std::vector<site_row> &rows)
 		out += ",\"pid\":";
 		append_i64(out, pid);
 	}
+	if (counting >= 0)
+		out += counting ? ",\"counting\":true" : ",\"counting\":false";
 	out += ",\"sites\":[";
 	for (size_t i = 0; i < rows.size(); i++) {
 		const site_row &r = rows[i];

@@ -83,13 +83,15 @@ std::string human_size(int64_t bytes);
  *   {"module":"demo","file":"tests/demo.c","line":12,"func":"main","bytes":4096,
  *    "calls":1,"unloaded":false,"accurate":true,"pid":42,"comm":"demo"}
  *   ]}
- * A site whose full_func is set has "full_func" right after "func".
+ * A site whose full_func is set has "full_func" right after "func". counting 0 or
+ * 1 (the report of one process: whether it counts now, its run-time switch) adds
+ * "counting":false|true after the top-level pid; -1 leaves it out.
  * The top-level "pid" is there only when every row has the same nonzero pid; a
  * site's "pid" only when nonzero, its "comm" only when non-empty. Strings: '"' and
  * '\\' escaped, bytes below 0x20 as \u00XX, valid UTF-8 passed through, each maximal
  * invalid subsequence replaced by \ufffd (Unicode's "best practice").
  */
-void render_json(std::string &out, const std::vector<site_row> &rows);
+void render_json(std::string &out, const std::vector<site_row> &rows, int counting = -1);
 
 /*
  * Prometheus text exposition format 0.0.4: the gauges allocinfo_live_bytes and

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # allocinfo -p PID --disable stops counting in that process (its allocations are not
-# counted) and --enable resumes it; other processes are left alone.
+# counted) and --enable resumes it; other processes are left alone. --status and
+# the JSON of one process say whether it counts.
 . "$top_srcdir/tests/integration/cli_lib.sh"
 
 start a cli_prog 3
@@ -23,6 +24,26 @@ send b 4 grow
 allocinfo -p "$a_pid" | grep " func:grow \$" > "$tmp/got"
 row 0 0 "$f" $LINE_GROW cli_prog grow > "$tmp/want"
 same "$tmp/want" "$tmp/got"
+
+# Whether a process counts: --status, and the JSON report of one process. (The
+# store is in BPF maps when the processes could create them.)
+store_of() { if [ -d "/sys/fs/bpf/allocinfo/$1" ]; then echo bpf; else echo shm; fi; }
+allocinfo --status > "$tmp/got" || fail "--status"
+printf 'pid:%d comm:cli_prog counting:%s store:%s\n' "$a_pid" off "$(store_of "$a_pid")" \
+	"$b_pid" on "$(store_of "$b_pid")" | sort -t: -k2n > "$tmp/want"
+same "$tmp/want" "$tmp/got"
+allocinfo -p "$b_pid" --status > "$tmp/got" || fail "-p --status"
+printf 'pid:%d comm:cli_prog counting:on store:%s\n' "$b_pid" "$(store_of "$b_pid")" > "$tmp/want"
+same "$tmp/want" "$tmp/got"
+allocinfo -p "$a_pid" --json | head -n 1 > "$tmp/got"
+printf '{"version":"2.0","pid":%d,"counting":false,"sites":[\n' "$a_pid" > "$tmp/want"
+same "$tmp/want" "$tmp/got"
+allocinfo -p "$b_pid" --json | head -n 1 > "$tmp/got"
+printf '{"version":"2.0","pid":%d,"counting":true,"sites":[\n' "$b_pid" > "$tmp/want"
+same "$tmp/want" "$tmp/got"
+allocinfo --json | head -n 1 | grep -q counting && fail "counting in a report of several processes"
+allocinfo --status --json > /dev/null 2>&1
+[ $? -eq 2 ] || fail "--status --json"
 allocinfo -p "$b_pid" | grep " func:grow \$" > "$tmp/got"
 row 2000 2 "$f" $LINE_GROW cli_prog grow > "$tmp/want"
 same "$tmp/want" "$tmp/got"

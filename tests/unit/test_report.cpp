@@ -296,6 +296,18 @@ void test_json_exact(void **)
 	allocinfo::render_json(out, {});
 	assert_string_equal(out.c_str(), "{\"version\":\"2.0\",\"sites\":[]}\n");
 
+	/* one process's report says whether it counts */
+	out.clear();
+	allocinfo::render_json(out, {}, 0);
+	assert_string_equal(out.c_str(), "{\"version\":\"2.0\",\"counting\":false,\"sites\":[]}\n");
+	out.clear();
+	allocinfo::render_json(out, { row("demo", "d.c", 1, "main", 1, 1, 42) }, 1);
+	assert_string_equal(out.c_str(),
+		"{\"version\":\"2.0\",\"pid\":42,\"counting\":true,\"sites\":[\n"
+		"{\"module\":\"demo\",\"file\":\"d.c\",\"line\":1,\"func\":\"main\","
+		"\"bytes\":1,\"calls\":1,\"unloaded\":false,\"accurate\":true,\"pid\":42}\n"
+		"]}\n");
+
 	/* a C++ name from debug info: its full name after func, blanks kept */
 	std::vector<site_row> cxx = { row("demo", "demo.cpp", 3, "S::conv", 8, 1, 0) };
 	cxx[0].full_func = "S<long int>::conv";
