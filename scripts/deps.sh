@@ -4,7 +4,7 @@
 # (as root). Does nothing when everything is already there.
 set -eu
 packages="build-essential autoconf automake libtool pkg-config
-	liburcu-dev libdw-dev libelf-dev zlib1g-dev libcmocka-dev
+	liburcu-dev libdw-dev libelf-dev zlib1g-dev libcmocka-dev libc6-dbg
 	libfuse3-dev fuse3 libbpf-dev bpftool clang llvm libclang-rt-14-dev
 	valgrind linux-perf heaptrack python3 util-linux procps psmisc strace
 	prometheus golang-go"

@@ -25,3 +25,7 @@ EXTRA_DIST += tests/integration/preload.sh
 # One path style for both kinds of tag: a program built by the test, as a user would.
 TESTS += tests/integration/report_paths.sh
 EXTRA_DIST += tests/integration/report_paths.sh tests/integration/report_paths.cpp
+
+# The README's and the user guide's report samples are what scripts/demo.sh prints.
+TESTS += tests/integration/doc_samples.sh
+EXTRA_DIST += tests/integration/doc_samples.sh
