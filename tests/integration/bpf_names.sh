@@ -10,6 +10,9 @@ bpf_require
 command -v setpriv >/dev/null || skip "no setpriv"
 id nobody >/dev/null 2>&1 || skip "no user nobody"
 
+# The library makes /sys/fs/bpf/allocinfo mode 1777, as /dev/shm, for processes of
+# every user; it may have been made otherwise since (by hand, or an older version).
+mkdir -p "$pins" && chmod 1777 "$pins" || fail "cannot make $pins mode 1777"
 chmod 755 "$work"
 mkdir -m 1777 "$work/u" "$work/store"
 mkdir -m 755 "$work/bin"

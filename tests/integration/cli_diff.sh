@@ -122,5 +122,6 @@ sleep 0.2
 echo exit >&5
 wait $w
 [ $? -eq 1 ] || fail "--watch -p should exit with 1 when the process is gone"
-grep -q "^allocinfo: .*allocinfo-$c_pid: " "$tmp/err" || fail "$(cat "$tmp/err")"
+grep -q -E "^allocinfo: (.*allocinfo-$c_pid: |process $c_pid: no such process$)" "$tmp/err" ||
+	fail "$(cat "$tmp/err")"
 echo "ok"
