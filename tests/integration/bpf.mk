@@ -15,6 +15,7 @@ BPF_TESTS = \
 	tests/integration/bpf_maps.sh \
 	tests/integration/bpf_iter.sh \
 	tests/integration/bpf_names.sh \
+	tests/integration/bpf_daemon_names.sh \
 	tests/integration/bpf_mixed.sh \
 	tests/integration/bpf_unpriv.sh \
 	tests/integration/bpf_pins.sh \
