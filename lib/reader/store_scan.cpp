@@ -476,10 +476,12 @@ void scan_stores(scan_result &out, bool remove_stale, scan_result *previous)
 
 namespace {
 
-/* Why pid has no store file: it does not exist, or it publishes none. */
+/* Why pid has no store file: it does not exist (or has exited, a zombie), or it
+ * publishes none. */
 std::string no_store_why(const std::string &path, int pid)
 {
-	if (kill(pid, 0) != 0 && errno == ESRCH)
+	proc_stat ps;
+	if (process_gone(pid, ps))
 		return "process " + std::to_string(pid) + ": no such process";
 	return path + ": no store (process " + std::to_string(pid) +
 	       " is not instrumented, or publishes no store)";

@@ -141,7 +141,9 @@ allocinfo | ours > "$tmp/got" || fail "allocinfo"
 same "$tmp/want" "$tmp/got"
 
 # -p of a process that is gone (its store removed at exit), or was never
-# instrumented: exit status 1, and which of the two it is.
+# instrumented: exit status 1, and which of the two it is. (b removed its store in
+# its exit handlers; it is gone once reaped.)
+wait "$b_pid"
 allocinfo -p "$b_pid" > "$tmp/out" 2> "$tmp/err"
 [ $? -eq 1 ] || fail "-p of an exited process should exit with 1"
 [ "$(cat "$tmp/err")" = "allocinfo: process $b_pid: no such process" ] ||
