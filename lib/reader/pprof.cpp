@@ -212,7 +212,8 @@ bool render_pprof(std::string &out, const std::vector<site_row> &rows, int64_t t
 
 		put_int(fn, FUNCTION_ID, id);
 		put_int(fn, FUNCTION_NAME, (uint64_t)st.id(r.func));
-		put_int(fn, FUNCTION_SYSTEM_NAME, (uint64_t)st.id(r.func));
+		put_int(fn, FUNCTION_SYSTEM_NAME,
+			(uint64_t)st.id(r.full_func.empty() ? r.func : r.full_func));
 		put_int(fn, FUNCTION_FILENAME, (uint64_t)st.id(r.file));
 		put_msg(functions, PROFILE_FUNCTION, fn);
 

@@ -105,7 +105,8 @@ void render_prometheus(std::string &out, const std::vector<site_row> &rows);
 /*
  * pprof: a gzip-compressed perftools.profiles.Profile. Sample types
  * inuse_objects/count and inuse_space/bytes (default inuse_space), period_type
- * space/bytes with period 1, time_nanos as given. One Function, Location and Sample
+ * space/bytes with period 1, time_nanos as given. One Function (name func,
+ * system_name full_func when set, else func), Location and Sample
  * per row (the sample's values are {calls, bytes}, its labels "module", and "pid"
  * when nonzero, and "unloaded"="yes" when so), one Mapping per distinct module
  * (filename = module, marked as already symbolized; a row with an empty module has

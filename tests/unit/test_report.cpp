@@ -519,6 +519,7 @@ void test_pprof_decode(void **)
 	rows.back().unloaded = true;
 	rows.push_back(row("demo", "tests/demo.c", 40, "helper", -8, -1));	/* clamped */
 	rows.push_back(row("demo", "x.c", 5, "main", 1LL << 40, 1000000));
+	rows.back().full_func = "ns::main<int>";	/* the Function's system_name */
 
 	assert_true(allocinfo::render_pprof(gz, rows, 1700000000123456789LL));
 	assert_true(gz.compare(0, 6, "prefix") == 0);	/* appended */
@@ -531,7 +532,7 @@ void test_pprof_decode(void **)
 	const char *want_st[] = {
 		"", "inuse_objects", "count", "inuse_space", "bytes", "module", "demo",
 		"main", "tests/demo.c", "libfoo.so", "foo_init", "foo.c", "pid", "unloaded",
-		"yes", "helper", "x.c", "space",
+		"yes", "helper", "ns::main<int>", "x.c", "space",
 	};
 	assert_int_equal(st.size(), sizeof(want_st) / sizeof(want_st[0]));
 	for (size_t i = 0; i < st.size(); i++)
@@ -584,7 +585,8 @@ void test_pprof_decode(void **)
 
 		assert_int_equal(pb_get(fn, 1), i + 1);
 		assert_string_equal(str(pb_get(fn, 2)).c_str(), rows[i].func.c_str());
-		assert_string_equal(str(pb_get(fn, 3)).c_str(), rows[i].func.c_str());
+		assert_string_equal(str(pb_get(fn, 3)).c_str(),
+				    (rows[i].full_func.empty() ? rows[i].func : rows[i].full_func).c_str());
 		assert_string_equal(str(pb_get(fn, 4)).c_str(), rows[i].file.c_str());
 
 		assert_int_equal(pb_get(loc, 1), i + 1);
