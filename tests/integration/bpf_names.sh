@@ -10,9 +10,6 @@ bpf_require
 command -v setpriv >/dev/null || skip "no setpriv"
 id nobody >/dev/null 2>&1 || skip "no user nobody"
 
-# The library makes /sys/fs/bpf/allocinfo mode 1777, as /dev/shm, for processes of
-# every user; it may have been made otherwise since (by hand, or an older version).
-mkdir -p "$pins" && chmod 1777 "$pins" || fail "cannot make $pins mode 1777"
 chmod 755 "$work"
 mkdir -m 1777 "$work/u" "$work/store"
 mkdir -m 755 "$work/bin"
@@ -21,12 +18,22 @@ cp -L "$top_builddir/lib/.libs/liballocinfo.so.0" "$work/bin/" 2>/dev/null
 chmod -R a+rX "$work/bin"
 as_nobody="setpriv --reuid=nobody --regid=$(id -g nobody) --clear-groups"
 export ALLOCINFO_STORE_DIR="$work/store" ALLOCINFO_SYMBOL_CACHE=0
-LD_LIBRARY_PATH="$work/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ALLOCINFO_STORE=bpf \
-	$as_nobody --inh-caps=+bpf,+perfmon --ambient-caps=+bpf,+perfmon \
-	"$work/bin/bpf_prog" wait "$work/u/r" 2>"$work/r.err" &
-pid=$!
-pids="$pids $pid"
-wait_file "$work/u/r"
+# The library makes /sys/fs/bpf/allocinfo mode 1777, as /dev/shm, for processes of
+# every user; whoever made it last (by hand, another version) may not have, and it
+# may be made again meanwhile: a few tries.
+for try in 1 2 3 4 5; do
+	mkdir -p "$pins" && chmod 1777 "$pins" || fail "cannot make $pins mode 1777"
+	rm -f "$work/u/r"
+	LD_LIBRARY_PATH="$work/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ALLOCINFO_STORE=bpf \
+		$as_nobody --inh-caps=+bpf,+perfmon --ambient-caps=+bpf,+perfmon \
+		"$work/bin/bpf_prog" wait "$work/u/r" 2>"$work/r.err" &
+	pid=$!
+	pids="$pids $pid"
+	wait_file "$work/u/r"
+	[ -d "$pins/$pid" ] && break
+	grep -q "cannot pin BPF maps" "$work/r.err" || break
+	finish "$pid"
+done
 [ -d "$pins/$pid" ] || skip "no BPF store for a process with CAP_BPF: $(cat "$work/r.err")"
 [ "$(stat -c %U "$pins/$pid")" = nobody ] || fail "$pins/$pid is not nobody's"
 it=$pins/$pid/allocinfo
