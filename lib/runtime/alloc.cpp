@@ -133,13 +133,12 @@ void release_small_other(void *p) noexcept
 	uintptr_t base = g_fast.small_base;
 	unsigned c = small::class_at(p, base);
 	small::trailer *t = small::trailer_of(p, c);
-	if (!small::live_slot(p, base, c, t)) {
+	if (!small::live_slot(p, base, c, t))
 		small::report_bad_slot(p, "free");
-		return;
-	}
 	counter_sub((t->counter & g_fast.counter_mask) >> 4, t->size, 1);
-	t->size = small::FREED;
-	small::release_to_central(p, c);
+	uint32_t freed = g_fast.small_canary ^ 0xffffu;
+	__builtin_memcpy(t, &freed, sizeof(freed));
+	small::release_to_span(p, c);
 }
 
 /* Moves p (with or without a record) into a new block by hand. */
@@ -159,11 +158,8 @@ static void *reallocate_small(uint32_t slot, void *p, size_t size, uint32_t flag
 	uintptr_t base = g_fast.small_base;
 	unsigned c = small::class_at(p, base);
 	small::trailer *t = small::trailer_of(p, c);
-	if (!small::live_slot(p, base, c, t)) {
+	if (!small::live_slot(p, base, c, t))
 		small::report_bad_slot(p, "realloc");
-		errno = EINVAL;
-		return nullptr;
-	}
 	if (flags || size > small::MAX || small::class_of(size) != c)
 		/* Every byte the caller could use is kept (malloc_usable_size's). */
 		return move_block(slot, p, small::usable(c), size, flags);
@@ -175,7 +171,7 @@ static void *reallocate_small(uint32_t slot, void *p, size_t size, uint32_t flag
 		counter_sub(old_slot, (int64_t)old_size, 1);
 		counter_add(slot, (int64_t)size, 1);
 	}
-	t->size = (uint32_t)size;
+	t->size = (uint16_t)size;
 	t->counter = counter_offset(slot);
 	return p;
 }

@@ -137,9 +137,9 @@ static inline void *finish_small(void *p, unsigned c, uint32_t slot, size_t size
 	} else {
 		counter_add_unowned(slot, (int64_t)size, 1);
 	}
-	small::trailer *t = small::trailer_of(p, c);
-	t->size = (uint32_t)size;
-	t->counter = counter_offset(slot);
+	/* check, size and counter in one store */
+	uint64_t w = small::live_word(size) | (uint64_t)counter_offset(slot) << 32;
+	__builtin_memcpy(small::trailer_of(p, c), &w, sizeof(w));
 	if (zero)
 		memset(p, 0, size);
 	return p;
@@ -151,9 +151,10 @@ static inline void *allocate(uint32_t slot, size_t size, bool zero, uint32_t fla
 {
 	if (likely(size <= small::MAX) && flags == 0) {
 		unsigned c = small::class_of(size);
-		void *p = small::pop(c);
+		uintptr_t base = g_fast.small_base;
+		void *p = small::pop(c, base);
 		/* An empty cache, or no heap (ALLOCINFO_HEAP=glibc): no call for the latter. */
-		if (likely(p) || (g_fast.small_base != small::NO_BASE && (p = small::refill(c))))
+		if (likely(p) || (base != small::NO_BASE && (p = small::refill(c))))
 			return finish_small(p, c, slot, size, zero);
 	}
 	if (unlikely(size > SIZE_MAX - sizeof(alloc_record))) {
@@ -204,7 +205,8 @@ static inline void release_small(void *p, uintptr_t small_base)
 		return;
 	}
 	sub_owned_at(shard, t->counter & g_fast.counter_mask, t->size);
-	t->size = small::FREED;
+	uint32_t freed = g_fast.small_canary ^ 0xffffu;	/* a second free fails the check */
+	__builtin_memcpy(t, &freed, sizeof(freed));
 	small::push(p, c);
 }
 

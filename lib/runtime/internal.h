@@ -53,6 +53,10 @@ struct alignas(64) fast_state {
 	const uint32_t *enabled;	/* the store's run-time switch */
 	uintptr_t small_base;		/* the small-block heap (small_heap.h), or
 					 * small::NO_BASE */
+	/* The rest of the small-block heap's words, on a second line: */
+	uintptr_t small_len;		/* bytes mapped from small_base (grows) */
+	uintptr_t small_key;		/* XORed into its free lists' links */
+	uint32_t small_canary;		/* a live slot's trailer check */
 };
 extern fast_state g_fast HIDDEN;
 
