@@ -60,12 +60,20 @@ void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve,
 		reserve = size;
 	if (align <= sizeof(alloc_record) && reserve == size)
 		return allocate(slot, size, false, flags);
-	if (align & (align - 1))	/* as glibc's memalign: round up to a power of two */
+	/* glibc's answers: an alignment past 2^63 is invalid; any other is rounded up to
+	 * a power of two; one too large to be had is a lack of memory. */
+	if (align > ((size_t)1 << 63)) {
+		errno = EINVAL;
+		return nullptr;
+	}
+	if (align & (align - 1))
 		align = (size_t)1 << (64 - __builtin_clzl(align));
+	/* At least glibc's smallest usable size (its chunks are 32 bytes or more). */
+	if (reserve < 24)
+		reserve = 24;
 	size_t total;
-	if (align == 0 || align > ((size_t)1 << 62) ||
-	    __builtin_add_overflow(reserve, align, &total)) {
-		errno = align == 0 || align > ((size_t)1 << 62) ? EINVAL : ENOMEM;
+	if (__builtin_add_overflow(reserve, align, &total) || total > PTRDIFF_MAX) {
+		errno = ENOMEM;
 		return nullptr;
 	}
 	char *base = static_cast<char *>(backend::memalign(align, total));

@@ -8,6 +8,8 @@
  *  - a write to a freed block's first word (use after free, or an overflow from the
  *    block below) never makes malloc return the address written: the next malloc
  *    that would follow the link ends the program;
+ *  - absurd alignments fail with glibc's errno, and pvalloc, valloc and memalign give
+ *    glibc's usable sizes.
  * Each abort happens in a child (this program run again), whose stderr is compared.
  */
 #include <allocinfo.h>
@@ -239,6 +241,73 @@ static void test_overflow_into_a_free_block_aborts(void **state)
 	assert_bad_link(aborted("neighbour"));
 }
 
+/* ---- alignments, in this process --------------------------------------------------- */
+
+static int a_line;
+static void *a_block(size_t align, size_t n)
+{
+	a_line = __LINE__ + 1;
+	return memalign(align, n);
+}
+
+static void test_absurd_alignments_fail_as_glibc(void **state)
+{
+	(void)state;
+	errno = 0;
+	assert_null(aligned_alloc(SIZE_MAX, 1));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(memalign(((size_t)1 << 63) + 1, 10));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(memalign((size_t)1 << 63, 10));	/* a power of two: too large */
+	assert_int_equal(errno, ENOMEM);
+	errno = 0;
+	assert_null(memalign((size_t)1 << 62, 10));
+	assert_int_equal(errno, ENOMEM);
+	void *p = NULL;
+	assert_int_equal(posix_memalign(&p, (size_t)1 << 62, 10), ENOMEM);
+	assert_int_equal(posix_memalign(&p, ((size_t)1 << 63) + 8, 10), EINVAL);
+	assert_int_equal(posix_memalign(&p, 24, 10), EINVAL);
+	assert_null(p);
+	errno = 0;
+	assert_null(pvalloc(SIZE_MAX - 100));
+	assert_int_equal(errno, ENOMEM);
+}
+
+/* glibc 2.36's usable sizes for the same calls (checked against it by hand): the
+ * record and padding in front change nothing the caller sees. */
+static void test_aligned_usable_sizes_are_glibc_s(void **state)
+{
+	(void)state;
+	static const struct {
+		size_t align, n, usable;
+	} cases[] = {
+		{ 64, 0, 24 }, { 4096, 64, 72 }, { 3, 10, 24 }, { 4096, 0, 24 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *p = a_block(cases[i].align, cases[i].n);
+		assert_non_null(p);
+		size_t align = cases[i].align == 3 ? 4 : cases[i].align;
+		assert_int_equal((uintptr_t)p % align, 0);
+		assert_int_equal(malloc_usable_size(p), cases[i].usable);
+		memset(p, 1, cases[i].usable);
+		assert_site(__FILE__, a_line, "a_block", cases[i].n, 1);
+		free(p);
+		assert_site(__FILE__, a_line, "a_block", 0, 0);
+	}
+	void *p = pvalloc(0);
+	assert_int_equal(malloc_usable_size(p), 24);
+	free(p);
+	p = pvalloc(1);
+	assert_int_equal((uintptr_t)p % 4096, 0);
+	assert_int_equal(malloc_usable_size(p), 4104);
+	free(p);
+	p = valloc(0);
+	assert_int_equal(malloc_usable_size(p), 24);
+	free(p);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2) {
@@ -257,6 +326,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_realloc_of_a_freed_block_aborts),
 		cmocka_unit_test(test_use_after_free_write_aborts),
 		cmocka_unit_test(test_overflow_into_a_free_block_aborts),
+		cmocka_unit_test(test_absurd_alignments_fail_as_glibc),
+		cmocka_unit_test(test_aligned_usable_sizes_are_glibc_s),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
