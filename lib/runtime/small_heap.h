@@ -115,8 +115,8 @@ static inline bool contains(const void *p, uintptr_t base)
 	return (uintptr_t)p - base < g_fast.small_len;
 }
 
-/* The class of the span holding p (NO_CLASS for one in the pool): the class table
- * ends at base. */
+/* The class of the span holding p (NO_CLASS for one back in the pool, 0 for one
+ * never handed out): the class table ends at base. */
 static inline unsigned class_at(const void *p, uintptr_t base)
 {
 	uintptr_t off = (uintptr_t)p - base;
