@@ -144,7 +144,7 @@ void release_small_other(void *p) noexcept
 	if (!small::live_slot(p, base, c, t))
 		small::report_bad_slot(p, "free");
 	counter_sub((t->counter & g_fast.counter_mask) >> 4, t->size, 1);
-	uint32_t freed = g_fast.small_canary ^ 0xffffu;
+	uint32_t freed = small::FREED_WORD;
 	__builtin_memcpy(t, &freed, sizeof(freed));
 	small::release_to_span(p, c);
 }

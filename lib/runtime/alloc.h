@@ -147,7 +147,8 @@ static inline void *finish_small(void *p, unsigned c, uint32_t slot, size_t size
 
 /* malloc/calloc with glibc's own 16-byte alignment: a small counted block from the
  * small-block heap when it has one, else glibc's with a record in front. */
-static inline void *allocate(uint32_t slot, size_t size, bool zero, uint32_t flags = 0)
+static inline __attribute__((always_inline)) void *allocate(uint32_t slot, size_t size,
+								bool zero, uint32_t flags = 0)
 {
 	if (likely(size <= small::MAX) && flags == 0) {
 		unsigned c = small::class_of(size);
@@ -205,7 +206,7 @@ static inline void release_small(void *p, uintptr_t small_base)
 		return;
 	}
 	sub_owned_at(shard, t->counter & g_fast.counter_mask, t->size);
-	uint32_t freed = g_fast.small_canary ^ 0xffffu;	/* a second free fails the check */
+	uint32_t freed = small::FREED_WORD;	/* a second free fails the check */
 	__builtin_memcpy(t, &freed, sizeof(freed));
 	small::push(p, c);
 }

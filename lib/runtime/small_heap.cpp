@@ -90,10 +90,6 @@ constexpr uint8_t batch_for(unsigned c)
 }
 constexpr unsigned MAX_BATCH = 32;
 
-uint32_t freed_word()
-{
-	return g_fast.small_canary ^ 0xffffu;
-}
 
 uint32_t now_ms()
 {
@@ -270,7 +266,7 @@ unsigned take_slots(unsigned c, unsigned n, void **head)
 	void *list = nullptr;
 	unsigned got = 0;
 	const unsigned cap = slots_per_span(c);
-	const uint32_t freed = freed_word();
+	const uint32_t freed = FREED_WORD;
 	while (got < n) {
 		uint32_t i = k.partial.head;
 		if (i == NONE) {
@@ -566,7 +562,7 @@ void report_bad_slot(void *p, const char *what)
 	} else {
 		uint32_t w;
 		__builtin_memcpy(&w, trailer_of(p, c), sizeof(w));
-		problem = w == freed_word() ? "not allocated: a double free, or never handed out"
+		problem = w == FREED_WORD ? "not allocated: a double free, or never handed out"
 					    : "the 8 bytes after the block were overwritten "
 					      "(a heap buffer overflow)";
 	}

@@ -88,13 +88,14 @@ constexpr unsigned slots_per_span(unsigned c)
 
 /* The last 8 bytes of a slot. check is the process's canary while the block is live
  * (neither of its bytes is ever 0, so a string's terminator written one past the end
- * is always seen); the canary with every bit flipped once freed. */
+ * is always seen); check and size are 0 once freed (FREED_WORD: one store). */
 struct trailer {
 	uint16_t check;
 	uint16_t size;		/* bytes the caller asked for */
 	uint32_t counter;	/* slot * 16, as in a record */
 };
 static_assert(sizeof(trailer) == 8, "a trailer is the slot's last 8 bytes");
+constexpr uint32_t FREED_WORD = 0;	/* the first 4 bytes of a free slot's trailer */
 
 /* A thread's free lists: a slot's first word links to the next free one, encoded. */
 struct thread_cache {
@@ -159,7 +160,7 @@ static inline bool live_slot(const void *p, uintptr_t base, unsigned c, const tr
 	uint32_t w;
 	__builtin_memcpy(&w, t, sizeof(w));
 	w ^= g_fast.small_canary;	/* the size, over 16 bits that must be 0 */
-	return ((w >> 16 | w << 16) <= usable(c)) & slot_start(p, base, c);
+	return (w >> 16 | w << 16) <= usable(c) && slot_start(p, base, c);
 }
 
 /* A link as stored in a free slot (glibc's safe-linking, with a per-process key). */
