@@ -54,6 +54,76 @@ void *allocate_planned(slow_plan plan, size_t n, bool zero)
 	return zero ? backend::calloc(1, n) : backend::malloc(n);
 }
 
+/*
+ * Blocks aligned to 64 bytes or more keep their record in their last 16 bytes
+ * instead of in front: in front it would cost a whole alignment of padding
+ * (posix_memalign(4096, 64) would take two pages where glibc takes one). At the end,
+ * the block is asked of glibc 16 bytes larger, which leaves the caller glibc's usable
+ * size exactly. free() looks for it only for a pointer without a record in front,
+ * aligned to 64, once any such block exists: the magic, a 16-bit check of the pointer
+ * mixed with a per-process key, and a size that fits tell it from program data.
+ * Under ALLOCINFO_DEBUG and sanitizers every record stays in front, where the checks
+ * look.
+ */
+struct tail_record {
+	uint64_t size_check;	/* bytes the caller asked for, the check in the top 16 bits */
+	uint32_t counter;	/* as in a record */
+	uint32_t meta;		/* RECORD_MAGIC | RECORD_F_* */
+};
+static_assert(sizeof(tail_record) == sizeof(alloc_record), "a tail record is 16 bytes");
+constexpr size_t TAIL_ALIGN = 64;
+constexpr unsigned TAIL_CHECK_SHIFT = 48;
+static bool g_tail_records;	/* one was ever made: free() looks for them */
+
+static uint64_t tail_check(const void *p)
+{
+	uint64_t x = (uintptr_t)p ^ g_fast.small_key ^ 0x7a11ed5afe7a11edull;
+	x ^= x >> 32;
+	x ^= x >> 16;
+	return (x & 0xffff) << TAIL_CHECK_SHIFT;
+}
+
+/* p's tail record, when it has one; p has no record in front. */
+static tail_record *tail_of(void *p)
+{
+	if (likely(!__atomic_load_n(&g_tail_records, __ATOMIC_RELAXED)) ||
+	    ((uintptr_t)p & (TAIL_ALIGN - 1)))
+		return nullptr;
+	size_t n = backend::usable_size(p);
+	if (n < sizeof(tail_record))
+		return nullptr;
+	auto *t = reinterpret_cast<tail_record *>(static_cast<char *>(p) + n - sizeof(tail_record));
+	uint64_t size = t->size_check & (((uint64_t)1 << TAIL_CHECK_SHIFT) - 1);
+	if ((t->meta & RECORD_MAGIC_MASK) != RECORD_MAGIC ||
+	    (t->size_check & ~(((uint64_t)1 << TAIL_CHECK_SHIFT) - 1)) != tail_check(p) ||
+	    size > n - sizeof(tail_record) || (t->counter & ~g_fast.counter_mask))
+		return nullptr;
+	return t;
+}
+
+static void *allocate_with_tail(uint32_t slot, size_t align, size_t size, size_t reserve,
+				uint32_t flags)
+{
+	size_t total;
+	if (__builtin_add_overflow(reserve, sizeof(tail_record), &total) || total > PTRDIFF_MAX) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+	void *p = backend::memalign(align, total);
+	if (!p)
+		return nullptr;
+	if (!__atomic_load_n(&g_tail_records, __ATOMIC_RELAXED))
+		__atomic_store_n(&g_tail_records, true, __ATOMIC_RELAXED);
+	if (!(flags & RECORD_F_UNCOUNTED))
+		counter_add(slot, (int64_t)size, 1);
+	auto *t = reinterpret_cast<tail_record *>(static_cast<char *>(p) + backend::usable_size(p) -
+						  sizeof(tail_record));
+	t->size_check = size | tail_check(p);
+	t->counter = counter_offset(slot);
+	t->meta = RECORD_MAGIC | flags;
+	return p;
+}
+
 void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve, uint32_t flags)
 {
 	if (reserve < size)
@@ -71,6 +141,8 @@ void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve,
 	/* At least glibc's smallest usable size (its chunks are 32 bytes or more). */
 	if (reserve < 24)
 		reserve = 24;
+	if (align >= TAIL_ALIGN && !RECORD_ALWAYS && !(flags & RECORD_F_DEBUG))
+		return allocate_with_tail(slot, align, size, reserve, flags);
 	size_t total;
 	if (__builtin_add_overflow(reserve, align, &total) || total > PTRDIFF_MAX) {
 		errno = ENOMEM;
@@ -110,10 +182,23 @@ bool check_pointer(void *p, const char *what)
 
 /* Every branch a tail call: the path of blocks made while counting was off needs no
  * stack frame. */
+/* free() of an aligned block with its record at the end. */
+[[gnu::noinline]] static void release_tail(void *p, tail_record *t) noexcept
+{
+	if (!(t->meta & RECORD_F_UNCOUNTED))
+		counter_sub((t->counter & g_fast.counter_mask) >> 4,
+			    (int64_t)(t->size_check & (((uint64_t)1 << TAIL_CHECK_SHIFT) - 1)), 1);
+	t->meta = 0;
+	backend::free(p);
+}
+
 void release_other(void *p) noexcept
 {
+	tail_record *t;
 	if ((record_of(p)->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
 		release_slow(p);
+	else if (unlikely((t = tail_of(p)) != nullptr))
+		release_tail(p, t);
 	else if (!RECORD_ALWAYS && unlikely(g_fast.debug))
 		release_checked(p);
 	else
@@ -193,8 +278,10 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 			errno = EINVAL;
 			return nullptr;
 		}
-		/* Made while counting was off (or by a sanitizer): it gets a record now. */
-		return move_block(slot, p, backend::usable_size(p), size, flags);
+		/* Made while counting was off (or by a sanitizer): it gets a record now. An
+		 * aligned block with a tail record moves too (glibc's realloc would not keep
+		 * the alignment), and release() uncounts it. */
+		return move_block(slot, p, usable_size(p), size, flags);
 	}
 	alloc_record *rec = record_of(p);
 	uint32_t meta = rec->meta;
@@ -232,7 +319,7 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 
 void *reallocate_off(void *p, size_t size)
 {
-	if (!small::contains(p, g_fast.small_base) && !has_record(p))
+	if (!small::contains(p, g_fast.small_base) && !has_record(p) && !tail_of(p))
 		return backend::realloc(p, size);
 	/* Counted when made: uncounted now, and kept in a record charged to nothing. */
 	return reallocate(ALLOCINFO_TAG_DISCARD, p, size, RECORD_F_UNCOUNTED);
@@ -243,6 +330,10 @@ size_t usable_size(void *p)
 	uintptr_t small_base = g_fast.small_base;
 	if (small::contains(p, small_base))
 		return small::usable(small::class_at(p, small_base));
+	if (!has_record(p)) {	/* a plain block, or one with a tail record */
+		size_t n = backend::usable_size(p);
+		return tail_of(p) ? n - sizeof(tail_record) : n;
+	}
 	alloc_record *rec = record_of(p);
 	uint32_t meta = rec->meta;
 	if (meta & RECORD_SHIFT_MASK) {

@@ -284,8 +284,7 @@ EXPORT size_t malloc_usable_size(void *p)
 		if (s == STATE_NEVER || s == STATE_UNINIT)
 			return backend::usable_size(p);
 	}
-	return small::contains(p, g_fast.small_base) || has_record(p) ? usable_size(p)
-								     : backend::usable_size(p);
+	return usable_size(p);
 }
 
 /* ---- the _noprof variants: charged to the current tag, else to the caller --------

@@ -12,7 +12,9 @@
  *  - with RLIMIT_AS lowered at run time to 512 MiB, malloc manages about as many
  *    blocks as glibc does;
  *  - mallinfo2 counts the heap's blocks as glibc counts its chunks, next to the
- *    report's exact total.
+ *    report's exact total;
+ *  - posix_memalign(4096, 64) takes a page a block, as in glibc, with glibc's usable
+ *    size, counted exactly.
  */
 #include <allocinfo.h>
 
@@ -276,6 +278,41 @@ static int child_rlimit(void)
 	return 0;
 }
 
+/* 20,000 blocks of 64 bytes aligned to a page: the resident memory's growth, in KiB. */
+enum { ALIGNED_BLOCKS = 20000 };
+static int p_line;
+static int page_block(void **p)
+{
+	p_line = __LINE__ + 1;
+	return posix_memalign(p, 4096, 64);
+}
+
+static int child_aligned(void)
+{
+	long start = status_kb("VmRSS:");
+	for (int i = 0; i < ALIGNED_BLOCKS; i++) {
+		if (page_block(&blocks[i]) || (uintptr_t)blocks[i] % 4096)
+			return 1;
+		memset(blocks[i], 4, malloc_usable_size(blocks[i]));
+	}
+	long grown = status_kb("VmRSS:") - start;
+	if (malloc_usable_size(blocks[0]) != 72)	/* glibc's */
+		return 2;
+	if (getenv("ALLOCINFO") == NULL) {
+		struct site_counts c = site_lookup(__FILE__, p_line, "page_block");
+		if (c.bytes != 64LL * ALIGNED_BLOCKS || c.calls != ALIGNED_BLOCKS)
+			return 3;
+	}
+	free_all(ALIGNED_BLOCKS);
+	if (getenv("ALLOCINFO") == NULL) {
+		struct site_counts c = site_lookup(__FILE__, p_line, "page_block");
+		if (c.bytes != 0 || c.calls != 0)
+			return 4;
+	}
+	fprintf(stderr, "%ld\n", grown);
+	return 0;
+}
+
 /* mallinfo2's in-use bytes grow by each block's chunk, as glibc counts chunks: a
  * slot's stride, or a glibc chunk with the record in it; and fall back when they are
  * freed, while the report's total goes to 0. */
@@ -395,6 +432,21 @@ static void test_rlimit_as_lowered_at_run_time(void **state)
 	assert_true(small >= plain_small);
 }
 
+static void test_page_aligned_blocks_cost_what_glibc_s_do(void **state)
+{
+	(void)state;
+	need_heap();
+	char err[4096];
+	run_child("aligned", NULL, err, sizeof(err));
+	long heap = atol(err);
+	run_child("aligned", "ALLOCINFO=never", err, sizeof(err));
+	long plain = atol(err);
+	print_message("20,000 x posix_memalign(4096, 64): +%ld KiB, glibc +%ld KiB\n", heap,
+		      plain);
+	assert_true(plain > 70000);	/* a page each */
+	assert_true(heap <= plain + plain / 20);
+}
+
 static void test_mallinfo2_counts_the_heap(void **state)
 {
 	(void)state;
@@ -413,7 +465,7 @@ int main(int argc, char **argv)
 		{ "phase", child_phase_change }, { "trim", child_trim },
 		{ "delay", child_delayed_purge }, { "reuse", child_purged_span_reused },
 		{ "move", child_spans_move },	 { "rlimit", child_rlimit },
-		{ "mallinfo", child_mallinfo },
+		{ "mallinfo", child_mallinfo },	 { "aligned", child_aligned },
 	};
 	if (argc == 2) {
 		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
@@ -429,6 +481,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_spans_move_between_threads_and_fork),
 		cmocka_unit_test(test_rlimit_as_lowered_at_run_time),
 		cmocka_unit_test(test_mallinfo2_counts_the_heap),
+		cmocka_unit_test(test_page_aligned_blocks_cost_what_glibc_s_do),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
