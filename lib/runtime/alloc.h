@@ -173,8 +173,9 @@ static inline __attribute__((always_inline)) void *allocate(uint32_t slot, size_
 /* An allocation under a plan other than how::counted. */
 void *allocate_planned(slow_plan plan, size_t n, bool zero) HIDDEN;
 
-/* Larger alignments: the record sits just below the aligned pointer, inside the
- * padding, and the shift says how far below the pointer the block begins.
+/* Larger alignments: up to 32, the record sits just below the aligned pointer, inside
+ * the padding, and the shift says how far below the pointer the block begins; from 64
+ * on, it is in the block's last 16 bytes (alloc.cpp), which costs no padding.
  * reserve: bytes the block must hold when more than size (pvalloc's whole pages);
  * the record and the counters still say size. */
 void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve = 0,
