@@ -30,8 +30,10 @@ enum run_state : uint32_t {
 };
 
 /*
- * Everything the fast path reads, on one cache line. Written during start-up and
- * after fork (single-threaded), read without synchronisation afterwards.
+ * Everything the fast path reads, on one cache line and the start of the next (the
+ * small-block heap's length, key and canary). Written during start-up and after fork
+ * (single-threaded), read without synchronisation afterwards, except small_len,
+ * which only grows (a block is freed by a thread that saw it allocated).
  *
  * `go` is the one word an allocation tests: it points at the store's run-time switch
  * while the fast path may be taken (running, not debugging), and at a word that

@@ -63,8 +63,16 @@ struct list {
 struct alignas(64) class_state {
 	pthread_mutex_t lock;
 	list partial;		/* spans with a free or never-used slot */
-	size_t out;		/* slots out of its spans */
+	size_t out;		/* slots out of its spans (in caches and batches too) */
+	void *batches;		/* whole batches flushed by caches, for the next refill */
+	unsigned n_batches;
 };
+
+/* At most this many flushed batches wait per class (32 KiB of slots at most): beyond
+ * them, slots go back to their spans. A batch moves between threads in one step, so
+ * the common producer/consumer exchange and a program's churn take no walk; what
+ * waits is given back to the spans by malloc_trim(). */
+constexpr unsigned MAX_WAITING = 8;
 
 struct alignas(64) pool_state {
 	pthread_mutex_t lock;
@@ -338,23 +346,6 @@ void *pop_checked(unsigned c)
 	return p;
 }
 
-/* n slots of this thread's cache of class c back to their spans. */
-void drain(unsigned c, unsigned n)
-{
-	while (n) {
-		void *v[MAX_BATCH];
-		unsigned m = n < MAX_BATCH ? n : MAX_BATCH;
-		for (unsigned j = 0; j < m; j++)
-			v[j] = pop_checked(c);
-		pthread_mutex_lock(&g_classes[c].lock);
-		for (unsigned j = 0; j < m; j++)
-			return_slot(c, v[j]);
-		pthread_mutex_unlock(&g_classes[c].lock);
-		n -= m;
-	}
-	maybe_purge();
-}
-
 } /* namespace */
 
 #define B4(f, c) f(c), f(c + 1), f(c + 2), f(c + 3)
@@ -443,6 +434,8 @@ bool init()
 		pthread_mutex_init(&k.lock, nullptr);
 		k.partial = { NONE, NONE };
 		k.out = 0;
+		k.batches = nullptr;
+		k.n_batches = 0;
 	}
 	pthread_mutex_init(&g_pool.lock, nullptr);
 	g_pool.empty = g_pool.purged = { NONE, NONE };
@@ -462,9 +455,21 @@ void *refill(unsigned c)
 	if (!thread_shard() || g_fast.small_base == NO_BASE)
 		return nullptr;
 	void *first;
-	pthread_mutex_lock(&g_classes[c].lock);
-	unsigned n = take_slots(c, g_batch[c], &first);
-	pthread_mutex_unlock(&g_classes[c].lock);
+	unsigned n;
+	class_state &k = g_classes[c];
+	pthread_mutex_lock(&k.lock);
+	if (void **b = static_cast<void **>(k.batches)) {	/* a waiting batch, whole */
+		void *next = encode_link(b[1], &b[1]);
+		n = (unsigned)(uintptr_t)b[2];
+		if ((next && !contains(next, g_fast.small_base)) || n == 0 || n > MAX_BATCH)
+			bad_link(b, next);
+		k.batches = next;
+		k.n_batches--;
+		first = b;
+	} else {
+		n = take_slots(c, g_batch[c], &first);
+	}
+	pthread_mutex_unlock(&k.lock);
 	maybe_purge();
 	if (!n)
 		return nullptr;
@@ -474,9 +479,67 @@ void *refill(unsigned c)
 	return first;
 }
 
+/* The cache's first n slots as a batch: waiting for the next refill of any thread
+ * when there is room, else back to their spans. */
+static void give_back(unsigned c, unsigned n)
+{
+	/* Cut from the rest; the first slot's second and third words then link the
+	 * waiting batches and say how many. */
+	void *first = t_cache.head[c];
+	void *last = pop_checked(c);
+	for (unsigned i = 1; i < n; i++)
+		last = pop_checked(c);
+	class_state &k = g_classes[c];
+	pthread_mutex_lock(&k.lock);
+	if (k.n_batches < MAX_WAITING) {
+		*static_cast<void **>(last) = encode_link(nullptr, last);
+		void **b = static_cast<void **>(first);
+		b[1] = encode_link(k.batches, &b[1]);
+		b[2] = reinterpret_cast<void *>((uintptr_t)n);
+		k.batches = b;
+		k.n_batches++;
+		pthread_mutex_unlock(&k.lock);
+		maybe_purge();
+		return;
+	}
+	for (void *p = first;; ) {	/* the links were checked as they were popped */
+		void *next = encode_link(*static_cast<void **>(p), p);
+		return_slot(c, p);
+		if (p == last)
+			break;
+		p = next;
+	}
+	pthread_mutex_unlock(&k.lock);
+	maybe_purge();
+}
+
 void flush(unsigned c)
 {
-	drain(c, g_batch[c]);
+	give_back(c, g_batch[c]);
+}
+
+/* Every waiting batch of class c back to the spans. */
+static void return_waiting(unsigned c)
+{
+	class_state &k = g_classes[c];
+	pthread_mutex_lock(&k.lock);
+	while (void **b = static_cast<void **>(k.batches)) {
+		void *next = encode_link(b[1], &b[1]);
+		unsigned n = (unsigned)(uintptr_t)b[2];
+		if ((next && !contains(next, g_fast.small_base)) || n == 0 || n > MAX_BATCH)
+			bad_link(b, next);
+		k.batches = next;
+		k.n_batches--;
+		void *p = b;
+		for (unsigned i = 0; i < n; i++) {
+			void *link = encode_link(*static_cast<void **>(p), p);
+			if (i + 1 < n && !contains(link, g_fast.small_base))
+				bad_link(p, link);
+			return_slot(c, p);
+			p = link;
+		}
+	}
+	pthread_mutex_unlock(&k.lock);
 }
 
 void release_to_span(void *p, unsigned c)
@@ -491,7 +554,8 @@ void thread_exit()
 	if (g_fast.small_base == NO_BASE)
 		return;
 	for (unsigned c = 0; c < CLASSES; c++)
-		drain(c, t_cache.count[c]);
+		while (unsigned n = t_cache.count[c])
+			give_back(c, n < g_batch[c] ? n : g_batch[c]);
 }
 
 void fork_child()
@@ -503,6 +567,8 @@ void fork_child()
 		class_state &k = g_classes[c];
 		if (pthread_mutex_trylock(&k.lock) != 0) {
 			k.partial = { NONE, NONE };
+			k.batches = nullptr;
+			k.n_batches = 0;
 			for (uint32_t i = 0; i < g_pool.top; i++)
 				if (g_class_table[i] == c)
 					g_spans[i].on = ASIDE;
@@ -521,6 +587,8 @@ bool trim()
 	if (g_fast.small_base == NO_BASE)
 		return false;
 	thread_exit();	/* this thread's cache; other threads' stay theirs */
+	for (unsigned c = 0; c < CLASSES; c++)
+		return_waiting(c);
 	pthread_mutex_lock(&g_pool.lock);
 	bool any = g_pool.empty.tail != NONE;
 	while (g_pool.empty.tail != NONE)
