@@ -224,7 +224,7 @@ void maybe_purge()
 
 /* A span for class c from the pool: a resident empty one, then a purged one, then one
  * never used; NONE when the heap can have no more. */
-uint32_t take_span(unsigned c)
+[[gnu::noinline]] uint32_t take_span(unsigned c)
 {
 	pthread_mutex_lock(&g_pool.lock);
 	uint32_t i = NONE;
@@ -251,7 +251,7 @@ uint32_t take_span(unsigned c)
 }
 
 /* Span i, empty, goes back to the pool. */
-void give_span(uint32_t i)
+[[gnu::noinline]] void give_span(uint32_t i)
 {
 	pthread_mutex_lock(&g_pool.lock);
 	span &s = g_spans[i];
@@ -314,7 +314,7 @@ unsigned take_slots(unsigned c, unsigned n, void **head)
 }
 
 /* Under class c's lock: slot p back to its span; an empty span to the pool. */
-void return_slot(unsigned c, void *p)
+inline __attribute__((always_inline)) void return_slot(unsigned c, void *p)
 {
 	class_state &k = g_classes[c];
 	uint32_t i = span_index(p);
@@ -336,7 +336,7 @@ void return_slot(unsigned c, void *p)
 }
 
 /* The next slot of this thread's cache of class c, its link checked. */
-void *pop_checked(unsigned c)
+inline __attribute__((always_inline)) void *pop_checked(unsigned c)
 {
 	void *p = t_cache.head[c];
 	if (!contains(p, g_fast.small_base))
