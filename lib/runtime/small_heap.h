@@ -26,8 +26,9 @@
  * the class is one byte-load away, in the class table just below base.
  *
  * Each thread that owns a counter shard keeps a free list per class (the cache),
- * filled from and emptied to the spans of the class in batches under that class's
- * lock. Free lists are safe-linked: each link is stored XORed with its own address
+ * filled and emptied in batches under that class's lock: a flushed batch waits whole
+ * for the next refill (up to eight a class), else its slots go back to their
+ * spans. Free lists are safe-linked: each link is stored XORed with its own address
  * shifted right by 12 and a per-process key, and a link that does not decode to an
  * address in the heap ends the program; a trailer carries a per-process check value,
  * so a double free, a free of an address never handed out and an overrun into the
