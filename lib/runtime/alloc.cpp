@@ -86,7 +86,7 @@ static uint64_t tail_check(const void *p)
 /* p's tail record, when it has one; p has no record in front. */
 static tail_record *tail_of(void *p)
 {
-	if (likely(!__atomic_load_n(&g_tail_records, __ATOMIC_RELAXED)) ||
+	if (!__atomic_load_n(&g_tail_records, __ATOMIC_RELAXED) ||
 	    ((uintptr_t)p & (TAIL_ALIGN - 1)))
 		return nullptr;
 	size_t n = backend::usable_size(p);
@@ -192,13 +192,22 @@ bool check_pointer(void *p, const char *what)
 	backend::free(p);
 }
 
+/* free() of a block without a record in front, once blocks with a tail record exist
+ * (never under ALLOCINFO_DEBUG). */
+[[gnu::noinline]] static void release_maybe_tail(void *p) noexcept
+{
+	if (tail_record *t = tail_of(p))
+		release_tail(p, t);
+	else
+		backend::free(p);
+}
+
 void release_other(void *p) noexcept
 {
-	tail_record *t;
 	if ((record_of(p)->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
 		release_slow(p);
-	else if (unlikely((t = tail_of(p)) != nullptr))
-		release_tail(p, t);
+	else if (unlikely(__atomic_load_n(&g_tail_records, __ATOMIC_RELAXED)))
+		release_maybe_tail(p);
 	else if (!RECORD_ALWAYS && unlikely(g_fast.debug))
 		release_checked(p);
 	else
