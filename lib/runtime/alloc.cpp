@@ -54,18 +54,98 @@ void *allocate_planned(slow_plan plan, size_t n, bool zero)
 	return zero ? backend::calloc(1, n) : backend::malloc(n);
 }
 
+/*
+ * Blocks aligned to 64 bytes or more keep their record in their last 16 bytes
+ * instead of in front: in front it would cost a whole alignment of padding
+ * (posix_memalign(4096, 64) would take two pages where glibc takes one). At the end,
+ * the block is asked of glibc 16 bytes larger, which leaves the caller glibc's usable
+ * size exactly. free() looks for it only for a pointer without a record in front,
+ * aligned to 64, once any such block exists: the magic, a 16-bit check of the pointer
+ * mixed with a per-process key, and a size that fits tell it from program data.
+ * Under ALLOCINFO_DEBUG and sanitizers every record stays in front, where the checks
+ * look.
+ */
+struct tail_record {
+	uint64_t size_check;	/* bytes the caller asked for, the check in the top 16 bits */
+	uint32_t counter;	/* as in a record */
+	uint32_t meta;		/* RECORD_MAGIC | RECORD_F_* */
+};
+static_assert(sizeof(tail_record) == sizeof(alloc_record), "a tail record is 16 bytes");
+constexpr size_t TAIL_ALIGN = 64;
+constexpr unsigned TAIL_CHECK_SHIFT = 48;
+static bool g_tail_records;	/* one was ever made: free() looks for them */
+
+static uint64_t tail_check(const void *p)
+{
+	uint64_t x = (uintptr_t)p ^ g_fast.small_key ^ 0x7a11ed5afe7a11edull;
+	x ^= x >> 32;
+	x ^= x >> 16;
+	return (x & 0xffff) << TAIL_CHECK_SHIFT;
+}
+
+/* p's tail record, when it has one; p has no record in front. */
+static tail_record *tail_of(void *p)
+{
+	if (!__atomic_load_n(&g_tail_records, __ATOMIC_RELAXED) ||
+	    ((uintptr_t)p & (TAIL_ALIGN - 1)))
+		return nullptr;
+	size_t n = backend::usable_size(p);
+	if (n < sizeof(tail_record))
+		return nullptr;
+	auto *t = reinterpret_cast<tail_record *>(static_cast<char *>(p) + n - sizeof(tail_record));
+	uint64_t size = t->size_check & (((uint64_t)1 << TAIL_CHECK_SHIFT) - 1);
+	if ((t->meta & RECORD_MAGIC_MASK) != RECORD_MAGIC ||
+	    (t->size_check & ~(((uint64_t)1 << TAIL_CHECK_SHIFT) - 1)) != tail_check(p) ||
+	    size > n - sizeof(tail_record) || (t->counter & ~g_fast.counter_mask))
+		return nullptr;
+	return t;
+}
+
+static void *allocate_with_tail(uint32_t slot, size_t align, size_t size, size_t reserve,
+				uint32_t flags)
+{
+	size_t total;
+	if (__builtin_add_overflow(reserve, sizeof(tail_record), &total) || total > PTRDIFF_MAX) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+	void *p = backend::memalign(align, total);
+	if (!p)
+		return nullptr;
+	if (!__atomic_load_n(&g_tail_records, __ATOMIC_RELAXED))
+		__atomic_store_n(&g_tail_records, true, __ATOMIC_RELAXED);
+	if (!(flags & RECORD_F_UNCOUNTED))
+		counter_add(slot, (int64_t)size, 1);
+	auto *t = reinterpret_cast<tail_record *>(static_cast<char *>(p) + backend::usable_size(p) -
+						  sizeof(tail_record));
+	t->size_check = size | tail_check(p);
+	t->counter = counter_offset(slot);
+	t->meta = RECORD_MAGIC | flags;
+	return p;
+}
+
 void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve, uint32_t flags)
 {
 	if (reserve < size)
 		reserve = size;
 	if (align <= sizeof(alloc_record) && reserve == size)
 		return allocate(slot, size, false, flags);
-	if (align & (align - 1))	/* as glibc's memalign: round up to a power of two */
+	/* glibc's answers: an alignment past 2^63 is invalid; any other is rounded up to
+	 * a power of two; one too large to be had is a lack of memory. */
+	if (align > ((size_t)1 << 63)) {
+		errno = EINVAL;
+		return nullptr;
+	}
+	if (align & (align - 1))
 		align = (size_t)1 << (64 - __builtin_clzl(align));
+	/* At least glibc's smallest usable size (its chunks are 32 bytes or more). */
+	if (reserve < 24)
+		reserve = 24;
+	if (align >= TAIL_ALIGN && !RECORD_ALWAYS && !(flags & RECORD_F_DEBUG))
+		return allocate_with_tail(slot, align, size, reserve, flags);
 	size_t total;
-	if (align == 0 || align > ((size_t)1 << 62) ||
-	    __builtin_add_overflow(reserve, align, &total)) {
-		errno = align == 0 || align > ((size_t)1 << 62) ? EINVAL : ENOMEM;
+	if (__builtin_add_overflow(reserve, align, &total) || total > PTRDIFF_MAX) {
+		errno = ENOMEM;
 		return nullptr;
 	}
 	char *base = static_cast<char *>(backend::memalign(align, total));
@@ -102,10 +182,32 @@ bool check_pointer(void *p, const char *what)
 
 /* Every branch a tail call: the path of blocks made while counting was off needs no
  * stack frame. */
+/* free() of an aligned block with its record at the end. */
+[[gnu::noinline]] static void release_tail(void *p, tail_record *t) noexcept
+{
+	if (!(t->meta & RECORD_F_UNCOUNTED))
+		counter_sub((t->counter & g_fast.counter_mask) >> 4,
+			    (int64_t)(t->size_check & (((uint64_t)1 << TAIL_CHECK_SHIFT) - 1)), 1);
+	t->meta = 0;
+	backend::free(p);
+}
+
+/* free() of a block without a record in front, once blocks with a tail record exist
+ * (never under ALLOCINFO_DEBUG). */
+[[gnu::noinline]] static void release_maybe_tail(void *p) noexcept
+{
+	if (tail_record *t = tail_of(p))
+		release_tail(p, t);
+	else
+		backend::free(p);
+}
+
 void release_other(void *p) noexcept
 {
 	if ((record_of(p)->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
 		release_slow(p);
+	else if (unlikely(__atomic_load_n(&g_tail_records, __ATOMIC_RELAXED)))
+		release_maybe_tail(p);
 	else if (!RECORD_ALWAYS && unlikely(g_fast.debug))
 		release_checked(p);
 	else
@@ -133,13 +235,12 @@ void release_small_other(void *p) noexcept
 	uintptr_t base = g_fast.small_base;
 	unsigned c = small::class_at(p, base);
 	small::trailer *t = small::trailer_of(p, c);
-	if (!small::live_slot(p, base, c, t)) {
+	if (!small::live_slot(p, base, c, t))
 		small::report_bad_slot(p, "free");
-		return;
-	}
 	counter_sub((t->counter & g_fast.counter_mask) >> 4, t->size, 1);
-	t->size = small::FREED;
-	small::release_to_central(p, c);
+	uint32_t freed = small::FREED_WORD;
+	__builtin_memcpy(t, &freed, sizeof(freed));
+	small::release_to_span(p, c);
 }
 
 /* Moves p (with or without a record) into a new block by hand. */
@@ -159,11 +260,8 @@ static void *reallocate_small(uint32_t slot, void *p, size_t size, uint32_t flag
 	uintptr_t base = g_fast.small_base;
 	unsigned c = small::class_at(p, base);
 	small::trailer *t = small::trailer_of(p, c);
-	if (!small::live_slot(p, base, c, t)) {
+	if (!small::live_slot(p, base, c, t))
 		small::report_bad_slot(p, "realloc");
-		errno = EINVAL;
-		return nullptr;
-	}
 	if (flags || size > small::MAX || small::class_of(size) != c)
 		/* Every byte the caller could use is kept (malloc_usable_size's). */
 		return move_block(slot, p, small::usable(c), size, flags);
@@ -175,7 +273,7 @@ static void *reallocate_small(uint32_t slot, void *p, size_t size, uint32_t flag
 		counter_sub(old_slot, (int64_t)old_size, 1);
 		counter_add(slot, (int64_t)size, 1);
 	}
-	t->size = (uint32_t)size;
+	t->size = (uint16_t)size;
 	t->counter = counter_offset(slot);
 	return p;
 }
@@ -189,8 +287,10 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 			errno = EINVAL;
 			return nullptr;
 		}
-		/* Made while counting was off (or by a sanitizer): it gets a record now. */
-		return move_block(slot, p, backend::usable_size(p), size, flags);
+		/* Made while counting was off (or by a sanitizer): it gets a record now. An
+		 * aligned block with a tail record moves too (glibc's realloc would not keep
+		 * the alignment), and release() uncounts it. */
+		return move_block(slot, p, usable_size(p), size, flags);
 	}
 	alloc_record *rec = record_of(p);
 	uint32_t meta = rec->meta;
@@ -228,7 +328,7 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 
 void *reallocate_off(void *p, size_t size)
 {
-	if (!small::contains(p, g_fast.small_base) && !has_record(p))
+	if (!small::contains(p, g_fast.small_base) && !has_record(p) && !tail_of(p))
 		return backend::realloc(p, size);
 	/* Counted when made: uncounted now, and kept in a record charged to nothing. */
 	return reallocate(ALLOCINFO_TAG_DISCARD, p, size, RECORD_F_UNCOUNTED);
@@ -239,6 +339,10 @@ size_t usable_size(void *p)
 	uintptr_t small_base = g_fast.small_base;
 	if (small::contains(p, small_base))
 		return small::usable(small::class_at(p, small_base));
+	if (!has_record(p)) {	/* a plain block, or one with a tail record */
+		size_t n = backend::usable_size(p);
+		return tail_of(p) ? n - sizeof(tail_record) : n;
+	}
 	alloc_record *rec = record_of(p);
 	uint32_t meta = rec->meta;
 	if (meta & RECORD_SHIFT_MASK) {

@@ -137,9 +137,9 @@ static inline void *finish_small(void *p, unsigned c, uint32_t slot, size_t size
 	} else {
 		counter_add_unowned(slot, (int64_t)size, 1);
 	}
-	small::trailer *t = small::trailer_of(p, c);
-	t->size = (uint32_t)size;
-	t->counter = counter_offset(slot);
+	/* check, size and counter in one store */
+	uint64_t w = small::live_word(size) | (uint64_t)counter_offset(slot) << 32;
+	__builtin_memcpy(small::trailer_of(p, c), &w, sizeof(w));
 	if (zero)
 		memset(p, 0, size);
 	return p;
@@ -147,13 +147,15 @@ static inline void *finish_small(void *p, unsigned c, uint32_t slot, size_t size
 
 /* malloc/calloc with glibc's own 16-byte alignment: a small counted block from the
  * small-block heap when it has one, else glibc's with a record in front. */
-static inline void *allocate(uint32_t slot, size_t size, bool zero, uint32_t flags = 0)
+static inline __attribute__((always_inline)) void *allocate(uint32_t slot, size_t size,
+								bool zero, uint32_t flags = 0)
 {
 	if (likely(size <= small::MAX) && flags == 0) {
 		unsigned c = small::class_of(size);
-		void *p = small::pop(c);
+		uintptr_t base = g_fast.small_base;
+		void *p = small::pop(c, base);
 		/* An empty cache, or no heap (ALLOCINFO_HEAP=glibc): no call for the latter. */
-		if (likely(p) || (g_fast.small_base != small::NO_BASE && (p = small::refill(c))))
+		if (likely(p) || (base != small::NO_BASE && (p = small::refill(c))))
 			return finish_small(p, c, slot, size, zero);
 	}
 	if (unlikely(size > SIZE_MAX - sizeof(alloc_record))) {
@@ -171,8 +173,9 @@ static inline void *allocate(uint32_t slot, size_t size, bool zero, uint32_t fla
 /* An allocation under a plan other than how::counted. */
 void *allocate_planned(slow_plan plan, size_t n, bool zero) HIDDEN;
 
-/* Larger alignments: the record sits just below the aligned pointer, inside the
- * padding, and the shift says how far below the pointer the block begins.
+/* Larger alignments: up to 32, the record sits just below the aligned pointer, inside
+ * the padding, and the shift says how far below the pointer the block begins; from 64
+ * on, it is in the block's last 16 bytes (alloc.cpp), which costs no padding.
  * reserve: bytes the block must hold when more than size (pvalloc's whole pages);
  * the record and the counters still say size. */
 void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve = 0,
@@ -204,7 +207,8 @@ static inline void release_small(void *p, uintptr_t small_base)
 		return;
 	}
 	sub_owned_at(shard, t->counter & g_fast.counter_mask, t->size);
-	t->size = small::FREED;
+	uint32_t freed = small::FREED_WORD;	/* a second free fails the check */
+	__builtin_memcpy(t, &freed, sizeof(freed));
 	small::push(p, c);
 }
 

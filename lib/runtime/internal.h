@@ -30,8 +30,10 @@ enum run_state : uint32_t {
 };
 
 /*
- * Everything the fast path reads, on one cache line. Written during start-up and
- * after fork (single-threaded), read without synchronisation afterwards.
+ * Everything the fast path reads, on one cache line and the start of the next (the
+ * small-block heap's length, key and canary). Written during start-up and after fork
+ * (single-threaded), read without synchronisation afterwards, except small_len,
+ * which only grows (a block is freed by a thread that saw it allocated).
  *
  * `go` is the one word an allocation tests: it points at the store's run-time switch
  * while the fast path may be taken (running, not debugging), and at a word that
@@ -53,6 +55,10 @@ struct alignas(64) fast_state {
 	const uint32_t *enabled;	/* the store's run-time switch */
 	uintptr_t small_base;		/* the small-block heap (small_heap.h), or
 					 * small::NO_BASE */
+	/* The rest of the small-block heap's words, on a second line: */
+	uintptr_t small_len;		/* bytes mapped from small_base (grows) */
+	uintptr_t small_key;		/* XORed into its free lists' links */
+	uint32_t small_canary;		/* a live slot's trailer check */
 };
 extern fast_state g_fast HIDDEN;
 

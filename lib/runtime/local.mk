@@ -19,6 +19,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/registry.h lib/runtime/registry.cpp \
 	lib/runtime/caller_tags.h lib/runtime/caller_tags.cpp \
 	lib/runtime/small_heap.h lib/runtime/small_heap.cpp \
+	lib/runtime/introspection.cpp \
 	lib/runtime/alloc.h lib/runtime/alloc.cpp \
 	lib/runtime/init.cpp \
 	lib/runtime/api.cpp

@@ -128,15 +128,17 @@ inline void *do_aligned(size_t align, size_t n, SlotFn slot_fn, size_t reserve =
 	return allocate_aligned(slot_fn(), align, n, reserve, plan.flags);
 }
 
-/* pvalloc: whole pages for the block; the caller is charged what it asked. */
+/* pvalloc: whole pages for the block; the caller is charged what it asked. Rounded
+ * as glibc rounds (its mask keeps the lowest bit, so pvalloc(0) is a minimal block,
+ * as there). */
 inline bool pvalloc_size(size_t n, size_t *rounded)
 {
 	size_t ps = page_size();
-	*rounded = n ? (n + ps - 1) & ~(ps - 1) : ps;
-	if (*rounded < n) {
+	if (__builtin_add_overflow(n, ps - 1, rounded)) {
 		errno = ENOMEM;
 		return false;
 	}
+	*rounded &= -(ps - 1);
 	return true;
 }
 
@@ -282,8 +284,7 @@ EXPORT size_t malloc_usable_size(void *p)
 		if (s == STATE_NEVER || s == STATE_UNINIT)
 			return backend::usable_size(p);
 	}
-	return small::contains(p, g_fast.small_base) || has_record(p) ? usable_size(p)
-								     : backend::usable_size(p);
+	return usable_size(p);
 }
 
 /* ---- the _noprof variants: charged to the current tag, else to the caller --------

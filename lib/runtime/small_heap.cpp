@@ -1,11 +1,21 @@
 /* SPDX-License-Identifier: MIT */
-/* The small-block heap's slower half: reserving, refilling, flushing (small_heap.h). */
+/* The small-block heap's slower half: the address range, spans and their pool,
+ * refilling and flushing caches, purging, misuse reports (small_heap.h). */
 #include "small_heap.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include "thread_shard.h"
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
 
 namespace allocinfo {
 namespace small {
@@ -14,55 +24,326 @@ __thread thread_cache t_cache __attribute__((tls_model("initial-exec")));
 
 namespace {
 
+constexpr uint32_t NONE = UINT32_MAX;
+
+/* Which list a span is on. */
+enum where : uint8_t {
+	IN_USE,		/* its class's, every slot out: on no list */
+	PARTIAL,	/* its class's, with a slot to give */
+	EMPTY,		/* the pool's, memory still resident */
+	PURGED,		/* the pool's, memory given back */
+	ASIDE,		/* a forked child's, whose lock was held at fork: never reused */
+};
+
+/* A span's bookkeeping, in the span table below the heap (never in the span: a purge
+ * would wipe it, and the program can write there). */
+struct span {
+	void *free;		/* its free slots, linked as a cache's are; or null */
+	uint32_t next, prev;	/* neighbours on its list */
+	uint16_t used;		/* slots out: live, or in a cache */
+	uint16_t carved;	/* slots [0, carved) were handed out since it joined its class */
+	uint8_t cls;		/* as in the class table */
+	uint8_t on;		/* enum where */
+	uint32_t emptied_ms;	/* when it came back to the pool */
+};
+static_assert(sizeof(span) == 32, "the span table is 32 bytes a span");
+
+constexpr size_t SPAN_TABLE = MAX_SPANS * sizeof(span);
+constexpr size_t TABLES = SPAN_TABLE + MAX_SPANS;	/* then the class table */
+
+struct list {
+	uint32_t head, tail;
+};
+
+/*
+ * Lock order: a class's lock, then the pool's. Each guards its lists and counts;
+ * the class table is written under both (a span changes hands) and read by free()
+ * without either: a slot is only ever freed while its span belongs to its class.
+ */
+struct alignas(64) class_state {
+	pthread_mutex_t lock;
+	list partial;		/* spans with a free or never-used slot */
+	size_t out;		/* slots out of its spans (in caches and batches too) */
+	void *batches;		/* whole batches flushed by caches, for the next refill */
+	unsigned n_batches;
+};
+
+/* At most this many flushed batches wait per class (32 KiB of slots at most): beyond
+ * them, slots go back to their spans. A batch moves between threads in one step, so
+ * the common producer/consumer exchange and a program's churn take no walk; what
+ * waits is given back to the spans by malloc_trim(). */
+constexpr unsigned MAX_WAITING = 8;
+
+struct alignas(64) pool_state {
+	pthread_mutex_t lock;
+	list empty;		/* newest first: the next one handed out is warm */
+	list purged;
+	uint32_t n_empty, n_purged;
+	uint32_t top;		/* spans ever handed out: [0, top) */
+	uint32_t mapped;	/* spans mapped: [0, mapped) */
+	uint32_t grow_skip;	/* span requests to let by before trying to grow again */
+	bool grow_blocked;	/* another mapping sits where the heap would grow */
+};
+
+char *g_base;
+span *g_spans;
+uint8_t *g_class_table;
+class_state g_classes[CLASSES];
+pool_state g_pool;
+
 constexpr uint8_t batch_for(unsigned c)
 {
 	size_t n = 4096 / stride(c);
 	return (uint8_t)(n < 2 ? 2 : n > 32 ? 32 : n);
 }
+constexpr unsigned MAX_BATCH = 32;
 
-/*
- * One class's free slots, as a stack of batches, and the part of its address space
- * not yet handed out. A batch is a free list as a cache holds it (linked through each
- * slot's first word, ending in null); its first slot's second word links to the next
- * batch and its third word says how many slots it has. So a refill takes a whole
- * batch without walking it: the walk would touch every slot, cold, under the lock.
- */
-struct alignas(64) central {
-	pthread_mutex_t lock;
-	void **batches;
-	char *fresh;		/* slots never used: [fresh, end) */
-	char *end;
-};
 
-central g_central[CLASSES];
-
-/* Links n fresh slots of class c into a free list from *first; false if the class's
- * address space has less room. */
-bool carve(central &k, unsigned c, unsigned n, void **first)
+uint32_t now_ms()
 {
-	size_t st = stride(c);
-	if ((size_t)(k.end - k.fresh) < st * n)
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint32_t)((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+}
+
+uint32_t span_index(const void *p)
+{
+	return (uint32_t)(((uintptr_t)p - (uintptr_t)g_base) >> SPAN_SHIFT);
+}
+
+char *span_start(uint32_t i)
+{
+	return g_base + (size_t)i * SPAN;
+}
+
+void list_push(list &l, uint32_t i)
+{
+	span &s = g_spans[i];
+	s.prev = NONE;
+	s.next = l.head;
+	if (l.head != NONE)
+		g_spans[l.head].prev = i;
+	else
+		l.tail = i;
+	l.head = i;
+}
+
+void list_remove(list &l, uint32_t i)
+{
+	span &s = g_spans[i];
+	if (s.prev != NONE)
+		g_spans[s.prev].next = s.next;
+	else
+		l.head = s.next;
+	if (s.next != NONE)
+		g_spans[s.next].prev = s.prev;
+	else
+		l.tail = s.prev;
+}
+
+/* "malloc(): ...; aborting": a link in a free list decoded to an address outside
+ * the heap (or its span), so a freed block was written to. */
+[[noreturn]] void bad_link(const void *slot, const void *link)
+{
+	if (slot)
+		log_message("malloc(): the free block %p was written to after free (its link "
+			    "reads %p); aborting", slot, link);
+	else
+		log_message("malloc(): a free block was written to after free (a link reads "
+			    "%p); aborting", link);
+	abort();
+}
+
+/* Maps the next step of the heap; under the pool's lock. */
+bool grow()
+{
+	if (g_pool.grow_blocked || g_pool.mapped >= MAX_SPANS)
 		return false;
-	char *p = k.fresh;
-	__atomic_store_n(&k.fresh, p + st * n, __ATOMIC_RELEASE);	/* the one store */
-	*first = p;
-	for (unsigned i = 0; i < n; i++, p += st) {
-		trailer_of(p, c)->size = FREED;
-		*reinterpret_cast<void **>(p) = i + 1 < n ? p + st : nullptr;
+	if (g_pool.grow_skip) {	/* the limit was reached: try again now and then */
+		g_pool.grow_skip--;
+		return false;
 	}
+	size_t spans = GROW / SPAN;
+	if (spans > MAX_SPANS - g_pool.mapped)
+		spans = MAX_SPANS - g_pool.mapped;
+	char *want = span_start(g_pool.mapped);
+	int saved = errno;
+	void *got = mmap(want, spans * SPAN, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+	bool taken = got == MAP_FAILED && errno == EEXIST;
+	errno = saved;
+	if (got == MAP_FAILED) {
+		if (taken)
+			g_pool.grow_blocked = true;
+		else
+			g_pool.grow_skip = 64;
+		return false;
+	}
+	if (got != want) {	/* a kernel without MAP_FIXED_NOREPLACE, and someone there */
+		munmap(got, spans * SPAN);
+		g_pool.grow_blocked = true;
+		return false;
+	}
+	g_pool.mapped += (uint32_t)spans;
+	__atomic_store_n(&g_fast.small_len, (uintptr_t)g_pool.mapped * SPAN, __ATOMIC_RELEASE);
 	return true;
 }
 
-/* Pushes the free list [first ... ] of n slots, null-terminated, as one batch. */
-void give(unsigned c, void *first, unsigned n)
+void purge(uint32_t i)
 {
-	central &k = g_central[c];
-	void **b = static_cast<void **>(first);
-	b[2] = reinterpret_cast<void *>((uintptr_t)n);
-	pthread_mutex_lock(&k.lock);
-	b[1] = k.batches;
-	__atomic_store_n(&k.batches, b, __ATOMIC_RELEASE);	/* the one store */
-	pthread_mutex_unlock(&k.lock);
+	list_remove(g_pool.empty, i);
+	g_pool.n_empty--;
+	madvise(span_start(i), SPAN, MADV_DONTNEED);
+	g_spans[i].on = PURGED;
+	list_push(g_pool.purged, i);
+	g_pool.n_purged++;
+}
+
+/* Under the pool's lock: spans empty for PURGE_DELAY_MS go back to the system. */
+void purge_expired(uint32_t now)
+{
+	for (uint32_t i = g_pool.empty.tail;
+	     i != NONE && now - g_spans[i].emptied_ms >= PURGE_DELAY_MS; i = g_pool.empty.tail)
+		purge(i);
+}
+
+/* Now and then, off the fast path: spans empty long enough go back to the system
+ * even when the pool is not used (a program that freed much and now only reuses its
+ * caches). The oldest span's age is read without the lock first. */
+void maybe_purge()
+{
+	if (++t_cache.batches % 64)
+		return;
+	uint32_t i = __atomic_load_n(&g_pool.empty.tail, __ATOMIC_RELAXED);
+	if (i == NONE || now_ms() - g_spans[i].emptied_ms < PURGE_DELAY_MS)
+		return;
+	pthread_mutex_lock(&g_pool.lock);
+	purge_expired(now_ms());
+	pthread_mutex_unlock(&g_pool.lock);
+}
+
+/* A span for class c from the pool: a resident empty one, then a purged one, then one
+ * never used; NONE when the heap can have no more. */
+[[gnu::noinline]] uint32_t take_span(unsigned c)
+{
+	pthread_mutex_lock(&g_pool.lock);
+	uint32_t i = NONE;
+	if ((i = g_pool.empty.head) != NONE) {
+		list_remove(g_pool.empty, i);
+		g_pool.n_empty--;
+		purge_expired(now_ms());
+	} else if ((i = g_pool.purged.head) != NONE) {
+		list_remove(g_pool.purged, i);
+		g_pool.n_purged--;
+	} else if (g_pool.top < g_pool.mapped || grow()) {
+		i = g_pool.top++;
+	}
+	if (i != NONE) {
+		span &s = g_spans[i];
+		s.free = nullptr;
+		s.used = 0;
+		s.carved = 0;
+		s.cls = (uint8_t)c;
+		__atomic_store_n(&g_class_table[i], (uint8_t)c, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&g_pool.lock);
+	return i;
+}
+
+/* Span i, empty, goes back to the pool. */
+[[gnu::noinline]] void give_span(uint32_t i)
+{
+	pthread_mutex_lock(&g_pool.lock);
+	span &s = g_spans[i];
+	s.cls = NO_CLASS;
+	__atomic_store_n(&g_class_table[i], NO_CLASS, __ATOMIC_RELEASE);
+	uint32_t now = now_ms();
+	s.on = EMPTY;
+	s.emptied_ms = now;
+	list_push(g_pool.empty, i);
+	g_pool.n_empty++;
+	purge_expired(now);
+	pthread_mutex_unlock(&g_pool.lock);
+}
+
+/* Under class c's lock: up to n slots from its spans, linked as a cache's list from
+ * *head; returns how many. */
+unsigned take_slots(unsigned c, unsigned n, void **head)
+{
+	class_state &k = g_classes[c];
+	void *list = nullptr;
+	unsigned got = 0;
+	const unsigned cap = slots_per_span(c);
+	const uint32_t freed = FREED_WORD;
+	while (got < n) {
+		uint32_t i = k.partial.head;
+		if (i == NONE) {
+			if ((i = take_span(c)) == NONE)
+				break;
+			g_spans[i].on = PARTIAL;
+			list_push(k.partial, i);
+		}
+		span &s = g_spans[i];
+		char *start = span_start(i);
+		while (got < n && s.free) {
+			void *p = s.free;
+			void *next = encode_link(*static_cast<void **>(p), p);
+			if (next && (uintptr_t)next - (uintptr_t)start >= SPAN)
+				bad_link(p, next);
+			s.free = next;
+			*static_cast<void **>(p) = encode_link(list, p);
+			list = p;
+			got++;
+			s.used++;
+		}
+		for (; got < n && s.carved < cap; got++, s.used++) {
+			char *p = start + (size_t)s.carved++ * stride(c);
+			/* Whatever a former class left here must not pass for a live trailer. */
+			__builtin_memcpy(trailer_of(p, c), &freed, sizeof(freed));
+			*reinterpret_cast<void **>(p) = encode_link(list, p);
+			list = p;
+		}
+		if (!s.free && s.carved == cap) {
+			list_remove(k.partial, i);
+			s.on = IN_USE;
+		}
+	}
+	k.out += got;
+	*head = list;
+	return got;
+}
+
+/* Under class c's lock: slot p back to its span; an empty span to the pool. */
+inline __attribute__((always_inline)) void return_slot(unsigned c, void *p)
+{
+	class_state &k = g_classes[c];
+	uint32_t i = span_index(p);
+	span &s = g_spans[i];
+	*static_cast<void **>(p) = encode_link(s.free, p);
+	s.free = p;
+	s.used--;
+	k.out--;
+	if (s.on == ASIDE)
+		return;
+	if (s.used == 0) {
+		if (s.on == PARTIAL)
+			list_remove(k.partial, i);
+		give_span(i);
+	} else if (s.on == IN_USE) {
+		s.on = PARTIAL;
+		list_push(k.partial, i);
+	}
+}
+
+/* The next slot of this thread's cache of class c, its link checked. */
+inline __attribute__((always_inline)) void *pop_checked(unsigned c)
+{
+	void *p = t_cache.head[c];
+	if (!contains(p, g_fast.small_base))
+		bad_link(nullptr, p);
+	t_cache.head[c] = encode_link(*static_cast<void **>(p), p);
+	t_cache.count[c]--;
+	return p;
 }
 
 } /* namespace */
@@ -81,104 +362,280 @@ const uint16_t g_cache_max[CLASSES] = { B64(cache_max) };
 
 constexpr uint64_t stride_inverse(unsigned c)
 {
-	return UINT64_MAX / stride(c) + 1;
+	/* For a power of two, ceil(2^64 / s) would be exact: one more keeps e nonzero. */
+	return UINT64_MAX / stride(c) + 1 + ((stride(c) & (stride(c) - 1)) == 0);
 }
-const uint64_t g_stride_inverse[CLASSES] = { B64(stride_inverse) };
+constexpr uint64_t slot_limit(unsigned c)
+{
+	return (uint64_t)slots_per_span(c) * (uint64_t)(stride(c) * stride_inverse(c));
+}
+const uint64_t g_stride_inverse[256] = { B64(stride_inverse) };
+const uint64_t g_slot_limit[256] = { B64(slot_limit) };
+static_assert(slot_limit(0) < stride_inverse(CLASSES - 1) &&
+	      slot_limit(CLASSES - 1) < stride_inverse(CLASSES - 1),
+	      "no offset inside a slot passes for its start");
 
 #undef B64
 #undef B16
 #undef B4
 
+namespace {
+
+/* The per-process key and canary: from the kernel, or else from AT_RANDOM's bytes
+ * and the heap's address, mixed (never glibc's own guard values as they are). */
+void choose_secrets(uintptr_t where)
+{
+	uint64_t r[2] = { 0, 0 };
+	if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+		const uint64_t *at = reinterpret_cast<const uint64_t *>(getauxval(AT_RANDOM));
+		uint64_t x = (at ? at[0] ^ at[1] : 0) ^ where;
+		for (uint64_t &v : r) {	/* splitmix64 */
+			x += 0x9e3779b97f4a7c15ull;
+			uint64_t z = x;
+			z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+			z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+			v = z ^ (z >> 31);
+		}
+	}
+	g_fast.small_key = (uintptr_t)r[0];
+	g_fast.small_canary = ((uint32_t)r[1] & 0xffffu) | 0x0101u;	/* no zero byte */
+}
+
+} /* namespace */
+
 bool init()
 {
-	void *base = mmap(nullptr, REGION, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (base == MAP_FAILED)
-		return false;
-	for (unsigned c = 0; c < CLASSES; c++) {
-		central &k = g_central[c];
-		pthread_mutex_init(&k.lock, nullptr);
-		k.batches = nullptr;
-		k.fresh = static_cast<char *>(base) + ((size_t)c << CLASS_SHIFT);
-		k.end = k.fresh + ((size_t)1 << CLASS_SHIFT);
+	/* Room for the tables and the whole heap, found once and then let go of: only the
+	 * tables and the first step stay mapped. The heap grows into the rest, which
+	 * other mappings fill from its far end. */
+	const size_t whole = TABLES + MAX_SPANS * SPAN, first = TABLES + GROW;
+	const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+	void *at = mmap(nullptr, whole, PROT_NONE, flags, -1, 0);
+	void *m = MAP_FAILED;
+	if (at != MAP_FAILED) {
+		munmap(at, whole);
+		m = mmap(at, first, PROT_READ | PROT_WRITE, flags | MAP_FIXED_NOREPLACE, -1, 0);
+		if (m != MAP_FAILED && m != at) {
+			munmap(m, first);
+			m = MAP_FAILED;
+		}
 	}
-	__atomic_store_n(&g_fast.small_base, (uintptr_t)base, __ATOMIC_RELEASE);
+	if (m == MAP_FAILED)	/* a low RLIMIT_AS, or a busy address space */
+		m = mmap(nullptr, first, PROT_READ | PROT_WRITE, flags, -1, 0);
+	if (m == MAP_FAILED)
+		return false;
+	g_spans = static_cast<span *>(m);
+	g_class_table = static_cast<uint8_t *>(m) + SPAN_TABLE;
+	g_base = static_cast<char *>(m) + TABLES;
+	/* The class table is left zero, not NO_CLASS: 256 KiB that stay untouched. A span
+	 * never handed out then reads as class 0, and a free() into it still fails,
+	 * on its zero trailer. */
+	for (class_state &k : g_classes) {
+		pthread_mutex_init(&k.lock, nullptr);
+		k.partial = { NONE, NONE };
+		k.out = 0;
+		k.batches = nullptr;
+		k.n_batches = 0;
+	}
+	pthread_mutex_init(&g_pool.lock, nullptr);
+	g_pool.empty = g_pool.purged = { NONE, NONE };
+	g_pool.mapped = GROW / SPAN;
+	choose_secrets((uintptr_t)m);
+	g_fast.small_len = g_pool.mapped * SPAN;
+	__atomic_store_n(&g_fast.small_base, (uintptr_t)g_base, __ATOMIC_RELEASE);
 	return true;
 }
 
 void *refill(unsigned c)
 {
+	if (t_cache.head[c])	/* not null, yet not in the heap */
+		bad_link(nullptr, t_cache.head[c]);
 	/* Only a thread whose exit hook will empty its cache may keep one; and a cache
 	 * only fills when the heap exists. */
 	if (!thread_shard() || g_fast.small_base == NO_BASE)
 		return nullptr;
-	central &k = g_central[c];
-	void *first = nullptr;
-	unsigned n = 0;
+	void *first;
+	unsigned n;
+	class_state &k = g_classes[c];
 	pthread_mutex_lock(&k.lock);
-	if (void **b = k.batches) {
-		__atomic_store_n(&k.batches, static_cast<void **>(b[1]), __ATOMIC_RELEASE);
-		first = b;
+	if (void **b = static_cast<void **>(k.batches)) {	/* a waiting batch, whole */
+		void *next = encode_link(b[1], &b[1]);
 		n = (unsigned)(uintptr_t)b[2];
-	} else if (carve(k, c, g_batch[c], &first)) {
-		n = g_batch[c];
+		if ((next && !contains(next, g_fast.small_base)) || n == 0 || n > MAX_BATCH)
+			bad_link(b, next);
+		k.batches = next;
+		k.n_batches--;
+		first = b;
+	} else {
+		n = take_slots(c, g_batch[c], &first);
 	}
 	pthread_mutex_unlock(&k.lock);
+	maybe_purge();
 	if (!n)
 		return nullptr;
-	/* One for the caller, the rest for the cache, which is empty (or this would not
-	 * run). */
-	t_cache.head[c] = *static_cast<void **>(first);
+	/* One for the caller, the rest for the cache, which is empty. */
+	t_cache.head[c] = encode_link(*static_cast<void **>(first), first);
 	t_cache.count[c] = (uint16_t)(n - 1);
 	return first;
 }
 
-void flush(unsigned c)
+/* The cache's first n slots as a batch: waiting for the next refill of any thread
+ * when there is room, else back to their spans. */
+static void give_back(unsigned c, unsigned n)
 {
-	unsigned n = g_batch[c];
-	void *first = t_cache.head[c], *last = first;
+	/* Cut from the rest; the first slot's second and third words then link the
+	 * waiting batches and say how many. */
+	void *first = t_cache.head[c];
+	void *last = pop_checked(c);
 	for (unsigned i = 1; i < n; i++)
-		last = *static_cast<void **>(last);
-	t_cache.head[c] = *static_cast<void **>(last);
-	t_cache.count[c] = (uint16_t)(t_cache.count[c] - n);
-	*static_cast<void **>(last) = nullptr;
-	give(c, first, n);
+		last = pop_checked(c);
+	class_state &k = g_classes[c];
+	pthread_mutex_lock(&k.lock);
+	if (k.n_batches < MAX_WAITING) {
+		*static_cast<void **>(last) = encode_link(nullptr, last);
+		void **b = static_cast<void **>(first);
+		b[1] = encode_link(k.batches, &b[1]);
+		b[2] = reinterpret_cast<void *>((uintptr_t)n);
+		k.batches = b;
+		k.n_batches++;
+		pthread_mutex_unlock(&k.lock);
+		maybe_purge();
+		return;
+	}
+	for (void *p = first;; ) {	/* the links were checked as they were popped */
+		void *next = encode_link(*static_cast<void **>(p), p);
+		return_slot(c, p);
+		if (p == last)
+			break;
+		p = next;
+	}
+	pthread_mutex_unlock(&k.lock);
+	maybe_purge();
 }
 
-void release_to_central(void *p, unsigned c)
+void flush(unsigned c)
 {
-	*static_cast<void **>(p) = nullptr;
-	give(c, p, 1);
+	give_back(c, g_batch[c]);
+}
+
+/* Every waiting batch of class c back to the spans. */
+static void return_waiting(unsigned c)
+{
+	class_state &k = g_classes[c];
+	pthread_mutex_lock(&k.lock);
+	while (void **b = static_cast<void **>(k.batches)) {
+		void *next = encode_link(b[1], &b[1]);
+		unsigned n = (unsigned)(uintptr_t)b[2];
+		if ((next && !contains(next, g_fast.small_base)) || n == 0 || n > MAX_BATCH)
+			bad_link(b, next);
+		k.batches = next;
+		k.n_batches--;
+		void *p = b;
+		for (unsigned i = 0; i < n; i++) {
+			void *link = encode_link(*static_cast<void **>(p), p);
+			if (i + 1 < n && !contains(link, g_fast.small_base))
+				bad_link(p, link);
+			return_slot(c, p);
+			p = link;
+		}
+	}
+	pthread_mutex_unlock(&k.lock);
+}
+
+void release_to_span(void *p, unsigned c)
+{
+	pthread_mutex_lock(&g_classes[c].lock);
+	return_slot(c, p);
+	pthread_mutex_unlock(&g_classes[c].lock);
 }
 
 void thread_exit()
 {
-	for (unsigned c = 0; c < CLASSES; c++) {
-		void *first = t_cache.head[c];
-		if (!first)
-			continue;
-		unsigned n = t_cache.count[c];
-		t_cache.head[c] = nullptr;
-		t_cache.count[c] = 0;
-		give(c, first, n);
-	}
+	if (g_fast.small_base == NO_BASE)
+		return;
+	for (unsigned c = 0; c < CLASSES; c++)
+		while (unsigned n = t_cache.count[c])
+			give_back(c, n < g_batch[c] ? n : g_batch[c]);
 }
 
 void fork_child()
 {
-	for (central &k : g_central)
+	if (g_fast.small_base == NO_BASE)
+		return;
+	/* A lock held at fork: its holder was halfway through a change. */
+	for (unsigned c = 0; c < CLASSES; c++) {
+		class_state &k = g_classes[c];
+		if (pthread_mutex_trylock(&k.lock) != 0) {
+			k.partial = { NONE, NONE };
+			k.batches = nullptr;
+			k.n_batches = 0;
+			for (uint32_t i = 0; i < g_pool.top; i++)
+				if (g_class_table[i] == c)
+					g_spans[i].on = ASIDE;
+		}
 		pthread_mutex_init(&k.lock, nullptr);
+	}
+	if (pthread_mutex_trylock(&g_pool.lock) != 0) {
+		g_pool.empty = g_pool.purged = { NONE, NONE };
+		g_pool.n_empty = g_pool.n_purged = 0;
+	}
+	pthread_mutex_init(&g_pool.lock, nullptr);
+}
+
+bool trim()
+{
+	if (g_fast.small_base == NO_BASE)
+		return false;
+	thread_exit();	/* this thread's cache; other threads' stay theirs */
+	for (unsigned c = 0; c < CLASSES; c++)
+		return_waiting(c);
+	pthread_mutex_lock(&g_pool.lock);
+	bool any = g_pool.empty.tail != NONE;
+	while (g_pool.empty.tail != NONE)
+		purge(g_pool.empty.tail);
+	pthread_mutex_unlock(&g_pool.lock);
+	return any;
+}
+
+usage usage_now()
+{
+	usage u = {};
+	if (g_fast.small_base == NO_BASE)
+		return u;
+	for (unsigned c = 0; c < CLASSES; c++) {
+		size_t out = __atomic_load_n(&g_classes[c].out, __ATOMIC_RELAXED);
+		size_t mine = t_cache.count[c];
+		u.in_use += (out > mine ? out - mine : 0) * stride(c);
+	}
+	pthread_mutex_lock(&g_pool.lock);
+	u.spans_empty = g_pool.n_empty;
+	u.spans_purged = g_pool.n_purged;
+	u.spans_in_classes = g_pool.top - g_pool.n_empty - g_pool.n_purged;
+	pthread_mutex_unlock(&g_pool.lock);
+	u.mapped = (u.spans_in_classes + u.spans_empty) * SPAN;
+	return u;
 }
 
 void report_bad_slot(void *p, const char *what)
 {
 	uintptr_t base = g_fast.small_base;
 	unsigned c = class_at(p, base);
-	const char *problem = !slot_start(p, base, c) ? "not the start of a block"
-			      : trailer_of(p, c)->size == FREED
-				      ? "already freed"
-				      : "the 8 bytes after the block were overwritten";
-	log_message("%s(%p): %s; leaving it alone", what, p, problem);
+	const char *problem;
+	if (c == NO_CLASS) {
+		problem = "not a block: never allocated";
+	} else if (!slot_start(p, base, c)) {
+		problem = "not the start of a block";
+	} else if (((uintptr_t)p - base) % SPAN / stride(c) >= g_spans[span_index(p)].carved) {
+		problem = "not a block: never allocated";
+	} else {
+		uint32_t w;
+		__builtin_memcpy(&w, trailer_of(p, c), sizeof(w));
+		problem = w == FREED_WORD ? "not allocated: a double free, or never handed out"
+					    : "the 8 bytes after the block were overwritten "
+					      "(a heap buffer overflow)";
+	}
+	log_message("%s(%p): %s; aborting", what, p, problem);
+	abort();
 }
 
 } /* namespace small */

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #ifdef __cplusplus
@@ -42,16 +43,19 @@ static inline struct bench_mark bench_now(void)
 }
 
 /*
- * The result line: nanoseconds per operation, wall and CPU. bench.sh compares
- * per-operation times, so a run with fewer operations (under heaptrack) is still
- * comparable with the baseline.
+ * The result line: nanoseconds per operation, wall and CPU, and the process's peak
+ * resident memory in KiB. bench.sh compares per-operation times, so a run with fewer
+ * operations (under heaptrack) is still comparable with the baseline.
  */
 static inline void bench_report(struct bench_mark start, uint64_t ops)
 {
 	struct bench_mark end = bench_now();
-	printf("wall_ns_per_op=%.4f cpu_ns_per_op=%.4f ops=%llu\n",
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("wall_ns_per_op=%.4f cpu_ns_per_op=%.4f ops=%llu peak_rss_kb=%ld\n",
 	       (double)(end.wall - start.wall) / (double)ops,
-	       (double)(end.cpu - start.cpu) / (double)ops, (unsigned long long)ops);
+	       (double)(end.cpu - start.cpu) / (double)ops, (unsigned long long)ops,
+	       ru.ru_maxrss);
 	fflush(stdout);
 }
 

@@ -95,7 +95,7 @@ stats() {
 		printf "%.6g %.6g\n", m, v[1] }'
 }
 
-declare -A wall cpu	# "row|variant" -> newline-separated samples
+declare -A wall cpu peak	# "row|variant" -> newline-separated samples
 
 # measure ROW "VARIANTS" PROGRAM ARGS...: repeated, interleaved runs. Heaptrack
 # runs (fewer of them) take the argument list in HT_ARGS when it is set.
@@ -119,18 +119,19 @@ measure() {
 			fi
 			wall[$row|$v]+="$(field wall_ns_per_op "$line")"$'\n'
 			cpu[$row|$v]+="$(field cpu_ns_per_op "$line")"$'\n'
+			peak[$row|$v]+="$(field peak_rss_kb "$line")"$'\n'
 		done
 	done
 }
 
-# get ROW VARIANT wall|cpu: "MEDIAN MIN" of the samples.
+# get ROW VARIANT wall|cpu|peak: "MEDIAN MIN" of the samples.
 get() {
 	local key="$1|$2"
-	if [ "$3" = wall ]; then
-		printf '%s' "${wall[$key]:-}" | grep . | stats
-	else
-		printf '%s' "${cpu[$key]:-}" | grep . | stats
-	fi
+	case $3 in
+	wall) printf '%s' "${wall[$key]:-}" | grep . | stats ;;
+	peak) printf '%s' "${peak[$key]:-}" | grep . | stats ;;
+	*) printf '%s' "${cpu[$key]:-}" | grep . | stats ;;
+	esac
 }
 
 # ---- the table -----------------------------------------------------------------
@@ -197,6 +198,7 @@ echo "  workloads" >&2
 HT_ARGS=$((4 / scale + 1)) measure ctree "$all" ctree $((40 / scale))
 HT_ARGS=$((4 / scale + 1)) measure cxx "$all" cxx $((40 / scale))
 HT_ARGS=$((100000 / scale)) measure prodcons "$all" prodcons $((2000000 / scale))
+HT_ARGS=$((4 / scale + 1)) measure interp "$all" interp $((30 / scale))
 
 line_of '%-34s %-14s %-16s%-16s%-16s%-16s%-16s%-16s%-16s' "workload" "base" "ALLOCINFO=0" \
 	"on (tagged)" "on (LD_PRELOAD)" "on, glibc heap" "record only" "8 B at end" "heaptrack"
@@ -233,6 +235,12 @@ done
 time_row "C trees, lists, strings" ctree cpu "off on preload glheap record trailer $ht" 1000000 ms/round
 time_row "C++ map, vector, shared_ptr" cxx cpu "off on preload glheap record trailer $ht" 1000000 ms/round
 time_row "producer/consumer (2 threads)" prodcons wall "off on preload glheap record trailer $ht" 1 ns/msg
+time_row "interpreter heap, collected" interp cpu "off on preload glheap record trailer $ht" 1 ns/object
+# Peak resident memory of the same runs (heaptrack's own process is not the program's).
+time_row "peak RSS: C trees, lists, strings" ctree peak "off on preload glheap record trailer" 1024 MiB
+time_row "peak RSS: C++ map, vector, ..." cxx peak "off on preload glheap record trailer" 1024 MiB
+time_row "peak RSS: producer/consumer" prodcons peak "off on preload glheap record trailer" 1024 MiB
+time_row "peak RSS: interpreter heap" interp peak "off on preload glheap record trailer" 1024 MiB
 
 # 3. instructions per pair (callgrind): the difference between two run lengths, so
 # start-up and exit cancel out. The path counted is the one that runs natively.
@@ -291,6 +299,37 @@ for size in 16 24 32 64; do
 	done
 done
 
+# 4b. memory a program gives back: one size class filled and freed, then another
+# (peak), everything freed (RSS after free), then malloc_trim(0). Base: MiB above the
+# start; the others: ratio for the peak, MiB more than the baseline after.
+echo "  phase change" >&2
+declare -A ph_peak=() ph_free=() ph_trim=()
+for v in base off on preload glheap record trailer; do
+	line=$(run "$v" phase $((4000000 / scale)) $((1000000 / scale)))
+	ph_peak[$v]=$(field peak_kb "$line")
+	ph_free[$v]=$(field free_kb "$line")
+	ph_trim[$v]=$(field trim_kb "$line")
+done
+for kind in peak free trim; do
+	cells=""
+	for v in off on preload glheap record trailer; do
+		case $kind in
+		peak) x=${ph_peak[$v]} b=${ph_peak[base]}
+		      cells+=$(awk -v x="$x" -v b="$b" 'BEGIN { printf "%-16s", sprintf("%.2fx", x / b) }') ;;
+		free) x=${ph_free[$v]} b=${ph_free[base]}
+		      cells+=$(awk -v x="$x" -v b="$b" 'BEGIN { printf "%-16s", sprintf("%+.1f MiB", (x - b) / 1024) }') ;;
+		trim) x=${ph_trim[$v]} b=${ph_trim[base]}
+		      cells+=$(awk -v x="$x" -v b="$b" 'BEGIN { printf "%-16s", sprintf("%+.1f MiB", (x - b) / 1024) }') ;;
+		esac
+	done
+	case $kind in
+	peak) label="phase change 64 B -> 256 B: peak"; b=${ph_peak[base]} ;;
+	free) label="phase change: RSS after free"; b=${ph_free[base]} ;;
+	trim) label="  and after malloc_trim(0)"; b=${ph_trim[base]} ;;
+	esac
+	line_of '%-34s %-14s %s%-16s' "$label" "$(awk -v b="$b" 'BEGIN { printf "%.1f MiB", b / 1024 }')" "$cells" "-"
+done
+
 # 5. the report: time per read against the number of tags.
 echo "  report" >&2
 for n in 10 100 1000 10000; do
@@ -327,6 +366,10 @@ rows, producer/consumer and every heaptrack figure: wall time. Speed-up rows: th
 variant's 2*t(1 thread)/t(2 threads) from its fastest runs, divided by the
 baseline's (base column: the baseline's own speed-up). Instructions: extra per
 pair over the baseline's (callgrind). Memory: extra bytes per live allocation.
+Peak RSS rows: the workloads' peak resident memory (getrusage), as a ratio to the
+baseline's. Phase change: 4M blocks of 64 bytes freed, then 1M of 256; resident
+memory above the start at the peak (ratio), and after everything is freed and after
+malloc_trim(0) (MiB more than the baseline).
 Record only: the baseline with a 16-byte header on every block and no counting;
 the distance from it to the "on" columns is what counting itself costs. 8 B at end:
 the baseline with 8 bytes more at the end of every block instead, and no counting.

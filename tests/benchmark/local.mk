@@ -13,6 +13,8 @@ BENCH_PROGS = \
 	tests/benchmark/cxx_tagged tests/benchmark/cxx_plain \
 	tests/benchmark/prodcons_tagged tests/benchmark/prodcons_plain \
 	tests/benchmark/memory_tagged tests/benchmark/memory_plain \
+	tests/benchmark/interp_tagged tests/benchmark/interp_plain \
+	tests/benchmark/phase_tagged tests/benchmark/phase_plain \
 	tests/benchmark/report_10 tests/benchmark/report_100 \
 	tests/benchmark/report_1000 tests/benchmark/report_10000
 BENCH_SITES = \
@@ -70,6 +72,20 @@ tests_benchmark_memory_tagged_LDADD = $(BENCH_LIBS)
 tests_benchmark_memory_tagged_LDFLAGS = $(BENCH_LINK)
 tests_benchmark_memory_plain_SOURCES = tests/benchmark/memory.c tests/benchmark/bench.h
 tests_benchmark_memory_plain_CPPFLAGS = $(BENCH_PLAIN_CPP)
+
+tests_benchmark_interp_tagged_SOURCES = tests/benchmark/interp.c tests/benchmark/bench.h
+tests_benchmark_interp_tagged_CPPFLAGS = $(AM_CPPFLAGS)
+tests_benchmark_interp_tagged_LDADD = $(BENCH_LIBS)
+tests_benchmark_interp_tagged_LDFLAGS = $(BENCH_LINK)
+tests_benchmark_interp_plain_SOURCES = tests/benchmark/interp.c tests/benchmark/bench.h
+tests_benchmark_interp_plain_CPPFLAGS = $(BENCH_PLAIN_CPP)
+
+tests_benchmark_phase_tagged_SOURCES = tests/benchmark/phase.c tests/benchmark/bench.h
+tests_benchmark_phase_tagged_CPPFLAGS = $(AM_CPPFLAGS)
+tests_benchmark_phase_tagged_LDADD = $(BENCH_LIBS)
+tests_benchmark_phase_tagged_LDFLAGS = $(BENCH_LINK)
+tests_benchmark_phase_plain_SOURCES = tests/benchmark/phase.c tests/benchmark/bench.h
+tests_benchmark_phase_plain_CPPFLAGS = $(BENCH_PLAIN_CPP)
 
 # The report's cost against its number of tags: one program per size, its call
 # sites generated.

@@ -25,8 +25,8 @@ static int dropped(const char *var, const char *const *env_drop)
 	return 0;
 }
 
-int spawn_self(const char *mode, const char *const *env_drop, const char *const *env_add,
-	       char *err, size_t errlen)
+int spawn_self_status(const char *mode, const char *const *env_drop,
+		      const char *const *env_add, char *err, size_t errlen)
 {
 	char self[4096];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -62,6 +62,13 @@ int spawn_self(const char *mode, const char *const *env_drop, const char *const 
 	posix_spawn_file_actions_destroy(&fa);
 	int status;
 	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+int spawn_self(const char *mode, const char *const *env_drop, const char *const *env_add,
+	       char *err, size_t errlen)
+{
+	int status = spawn_self_status(mode, env_drop, env_add, err, errlen);
 	assert_true(WIFEXITED(status));
 	return WEXITSTATUS(status);
 }

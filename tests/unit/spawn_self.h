@@ -19,6 +19,10 @@ extern "C" {
 int spawn_self(const char *mode, const char *const *env_drop, const char *const *env_add,
 	       char *err, size_t errlen);
 
+/* The same, for a child that may die of a signal: its wait status, as waitpid's. */
+int spawn_self_status(const char *mode, const char *const *env_drop,
+		      const char *const *env_add, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The small-block heap's memory against glibc's, each measured here in a child of the
+ * same shape (this program run again, with the heap or with ALLOCINFO=never):
+ *  - a phase change (one class filled and freed, then another) peaks within 10% of
+ *    glibc: freed spans serve the other class;
+ *  - after free and malloc_trim(0) the resident memory is within 5 MB of glibc's;
+ *    without malloc_trim, empty spans go back once they have been empty a while;
+ *  - a span emptied and purged is handed out again, to another class and zeroed;
+ *  - spans move between threads: blocks one thread allocated, another freed, serve
+ *    a third thread's other class, and a forked child's;
+ *  - with RLIMIT_AS lowered at run time to 512 MiB, malloc manages about as many
+ *    blocks as glibc does;
+ *  - mallinfo2 counts the heap's blocks as glibc counts its chunks, next to the
+ *    report's exact total;
+ *  - posix_memalign(4096, 64) takes a page a block, as in glibc, with glibc's usable
+ *    size, counted exactly.
+ */
+#include <allocinfo.h>
+
+#include <malloc.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "site_report.h"
+#include "spawn_self.h"
+
+static void need_heap(void)
+{
+	const char *san = getenv("ALLOCINFO_SANITIZER");
+	if (san && strcmp(san, "no"))
+		skip();
+	assert_int_equal(allocinfo__inline_v1.small_max, 1032);
+}
+
+static int m_line;
+static void *m_block(size_t n)
+{
+	m_line = __LINE__ + 1;
+	return malloc(n);
+}
+
+/* A "Vm...:" line of /proc/self/status, in KiB. */
+static long status_kb(const char *field)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+	size_t n = strlen(field);
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n))
+			kb = atol(line + n);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/* ---- the children ------------------------------------------------------------------ */
+
+/* The issue's program at a quarter of its size: 1M blocks of 64 bytes filled and
+ * freed, then 250k of 256. Prints the peak's growth over the start, in KiB. */
+enum { PHASE1 = 1000000, PHASE2 = 250000 };
+static void *blocks[PHASE1];
+
+static int child_phase_change(void)
+{
+	long start = status_kb("VmRSS:");
+	for (int i = 0; i < PHASE1; i++)
+		memset(blocks[i] = m_block(64), 1, 64);
+	for (int i = 0; i < PHASE1; i++)
+		free(blocks[i]);
+	for (int i = 0; i < PHASE2; i++)
+		memset(blocks[i] = m_block(256), 2, 256);
+	long peak = status_kb("VmHWM:");
+	if (getenv("ALLOCINFO") == NULL) {
+		struct site_counts c = site_lookup(__FILE__, m_line, "m_block");
+		if (c.bytes != 256LL * PHASE2 || c.calls != PHASE2)
+			return 1;
+	}
+	for (int i = 0; i < PHASE2; i++)
+		free(blocks[i]);
+	fprintf(stderr, "%ld\n", peak - start);
+	return 0;
+}
+
+/* 200 MB of blocks of every small size, all freed: the resident memory's growth over
+ * the start after malloc_trim(0), in KiB. */
+enum { TRIM_BLOCKS = 400000 };
+static void allocate_mixed(int n)
+{
+	for (int i = 0; i < n; i++) {
+		size_t size = 16 + (size_t)(i * 37) % 1000;
+		memset(blocks[i] = m_block(size), 3, size);
+	}
+}
+
+static void free_all(int n)
+{
+	for (int i = 0; i < n; i++)
+		free(blocks[i]);
+}
+
+static int child_trim(void)
+{
+	long start = status_kb("VmRSS:");
+	allocate_mixed(TRIM_BLOCKS);
+	free_all(TRIM_BLOCKS);
+	malloc_trim(0);
+	fprintf(stderr, "%ld\n", status_kb("VmRSS:") - start);
+	return 0;
+}
+
+/* Without malloc_trim: once the spans have been empty a while, the next span handed
+ * out (here to a class not used yet) gives the others back. */
+static int child_delayed_purge(void)
+{
+	long start = status_kb("VmRSS:");
+	allocate_mixed(TRIM_BLOCKS / 2);
+	long full = status_kb("VmRSS:");
+	free_all(TRIM_BLOCKS / 2);
+	nanosleep(&(struct timespec){ 0, 700 * 1000 * 1000 }, NULL);
+	allocate_mixed(2000);	/* refills and flushes */
+	free_all(2000);
+	fprintf(stderr, "%ld %ld\n", full - start, status_kb("VmRSS:") - start);
+	return 0;
+}
+
+/* Blocks of 1000 bytes filled and freed, the spans purged: blocks of 500 bytes then
+ * come from purged spans (the last ones purged first), those spans among them, and
+ * read as zero where the 1000-byte blocks were filled. */
+enum { REUSE_BLOCKS = 300, REUSE_MAX = 20000 };
+static int child_purged_span_reused(void)
+{
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (int i = 0; i < REUSE_BLOCKS; i++) {
+		blocks[i] = m_block(1000);
+		memset(blocks[i], 0xab, 1000);
+		uintptr_t a = (uintptr_t)blocks[i];
+		lo = a < lo ? a : lo;
+		hi = a > hi ? a : hi;
+	}
+	free_all(REUSE_BLOCKS);
+	long before = status_kb("VmRSS:");
+	if (malloc_trim(0) != 1)
+		return 1;
+	long after = status_kb("VmRSS:");
+	if (before - after < 4 * 64)	/* at least the four full spans went back */
+		return 2;
+	int n = 0, reused = -1;
+	while (n < REUSE_MAX && reused < 0) {
+		unsigned char *q = blocks[n++] = m_block(500);
+		for (int k = 8; k < 500; k++)	/* past the free list's link */
+			if (q[k] != 0)
+				return 3;
+		if ((uintptr_t)q - lo <= hi - lo)
+			reused = n - 1;
+	}
+	if (reused < 0)
+		return 4;
+	struct site_counts c = site_lookup(__FILE__, m_line, "m_block");
+	if (c.bytes != 500LL * n || c.calls != (unsigned long long)n)
+		return 5;
+	free_all(n);
+	return 0;
+}
+
+enum { MOVE_BLOCKS = 2000 };
+static uintptr_t move_lo = UINTPTR_MAX, move_hi;
+
+static void *allocate_200(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < MOVE_BLOCKS; i++) {
+		blocks[i] = m_block(200);
+		uintptr_t a = (uintptr_t)blocks[i];
+		move_lo = a < move_lo ? a : move_lo;
+		move_hi = a > move_hi ? a : move_hi;
+	}
+	return NULL;
+}
+
+static void *free_them(void *arg)
+{
+	(void)arg;
+	free_all(MOVE_BLOCKS);
+	return NULL;
+}
+
+static int outside_moved(int n)
+{
+	int outside = 0;
+	for (int i = 0; i < n; i++)
+		outside += (uintptr_t)blocks[i] < move_lo - 65536 ||
+			   (uintptr_t)blocks[i] >= move_hi + 65536;
+	return outside;
+}
+
+static void *allocate_800(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < MOVE_BLOCKS / 4; i++)
+		blocks[i] = m_block(800);
+	return (void *)(intptr_t)outside_moved(MOVE_BLOCKS / 4);
+}
+
+static int run_thread(void *(*fn)(void *))
+{
+	pthread_t t;
+	void *ret;
+	if (pthread_create(&t, NULL, fn, NULL) || pthread_join(t, &ret))
+		return -1;
+	return (int)(intptr_t)ret;
+}
+
+static int child_spans_move(void)
+{
+	if (run_thread(allocate_200) || run_thread(free_them))
+		return 1;
+	if (run_thread(allocate_800) != 0)	/* every block in the freed spans */
+		return 2;
+	struct site_counts c = site_lookup(__FILE__, m_line, "m_block");
+	if (c.bytes != 800LL * MOVE_BLOCKS / 4 || c.calls != MOVE_BLOCKS / 4)
+		return 3;
+	pid_t pid = fork();
+	if (pid == 0) {	/* the child empties those spans and fills them again */
+		free_all(MOVE_BLOCKS / 4);
+		for (int i = 0; i < MOVE_BLOCKS; i++)
+			blocks[i] = m_block(150);
+		c = site_lookup(__FILE__, m_line, "m_block");
+		_exit(outside_moved(MOVE_BLOCKS) == 0 && c.bytes == 150LL * MOVE_BLOCKS &&
+			      c.calls == MOVE_BLOCKS ? 0 : 1);
+	}
+	int status;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		return 4;
+	free_all(MOVE_BLOCKS / 4);
+	c = site_lookup(__FILE__, m_line, "m_block");
+	return c.bytes == 0 && c.calls == 0 ? 0 : 5;
+}
+
+/* A program that limits itself to 512 MiB: how many blocks of 5000 bytes, then of 64
+ * (the heap's), malloc gives before it fails. */
+static int child_rlimit(void)
+{
+	struct rlimit lim = { (rlim_t)512 << 20, (rlim_t)512 << 20 };
+	if (setrlimit(RLIMIT_AS, &lim))
+		return 1;
+	static void *big[200000];
+	int n1 = 0, n2 = 0;
+	while (n1 < 200000 && (big[n1] = m_block(5000)))
+		n1++;
+	for (int i = 0; i < n1; i++)
+		free(big[i]);
+	while (n2 < PHASE1 * 8 && (n2 < PHASE1 ? (blocks[n2] = m_block(64)) : malloc(64)))
+		n2++;
+	if (n2 < PHASE1)
+		return 2;
+	for (int i = 0; i < PHASE1 / 2; i++)	/* room for reading the report */
+		free(blocks[i]);
+	if (getenv("ALLOCINFO") == NULL) {
+		struct site_counts c = site_lookup(__FILE__, m_line, "m_block");
+		if (c.bytes != 64LL * PHASE1 / 2 || c.calls != PHASE1 / 2)
+			return 3;
+	}
+	fprintf(stderr, "%d %d\n", n1, n2);
+	return 0;
+}
+
+/* 20,000 blocks of 64 bytes aligned to a page: the resident memory's growth, in KiB. */
+enum { ALIGNED_BLOCKS = 20000 };
+static int p_line;
+static int page_block(void **p)
+{
+	p_line = __LINE__ + 1;
+	return posix_memalign(p, 4096, 64);
+}
+
+static int child_aligned(void)
+{
+	long start = status_kb("VmRSS:");
+	for (int i = 0; i < ALIGNED_BLOCKS; i++) {
+		if (page_block(&blocks[i]) || (uintptr_t)blocks[i] % 4096)
+			return 1;
+		memset(blocks[i], 4, malloc_usable_size(blocks[i]));
+	}
+	long grown = status_kb("VmRSS:") - start;
+	if (malloc_usable_size(blocks[0]) != 72)	/* glibc's */
+		return 2;
+	if (getenv("ALLOCINFO") == NULL) {
+		struct site_counts c = site_lookup(__FILE__, p_line, "page_block");
+		if (c.bytes != 64LL * ALIGNED_BLOCKS || c.calls != ALIGNED_BLOCKS)
+			return 3;
+	}
+	free_all(ALIGNED_BLOCKS);
+	if (getenv("ALLOCINFO") == NULL) {
+		struct site_counts c = site_lookup(__FILE__, p_line, "page_block");
+		if (c.bytes != 0 || c.calls != 0)
+			return 4;
+	}
+	fprintf(stderr, "%ld\n", grown);
+	return 0;
+}
+
+/* mallinfo2's in-use bytes grow by each block's chunk, as glibc counts chunks: a
+ * slot's stride, or a glibc chunk with the record in it; the report's total is the
+ * bytes requested, and goes to 0 when they are freed. (The report's reader keeps
+ * memory of its own, so mallinfo2 after it is not compared.) */
+static int child_mallinfo(void)
+{
+	size_t sizes[16];
+	void *p[16];
+	for (int i = 0; i < 16; i++)
+		sizes[i] = i < 10 ? 100 : i < 15 ? 1000 : 5000;
+	/* The site registered, the classes' caches filled; kept, since a chunk freed
+	 * into glibc's tcache would count as in use when handed out again. */
+	void *warm[3] = { m_block(100), m_block(1000), m_block(5000) };
+	struct mallinfo2 before = mallinfo2();
+	for (int i = 0; i < 16; i++)
+		p[i] = m_block(sizes[i]);
+	struct mallinfo2 during = mallinfo2();
+	struct site_counts live = site_lookup(__FILE__, m_line, "m_block");
+	for (int i = 0; i < 16; i++)
+		free(p[i]);
+	for (int i = 0; i < 3; i++)
+		free(warm[i]);
+	size_t expected = 10 * 112 + 5 * 1008 + 5024;	/* strides; 5000 + 16 in glibc */
+	struct site_counts c = site_lookup(__FILE__, m_line, "m_block");
+	/* The report: the 16 blocks and the three kept, at their requested sizes. */
+	fprintf(stderr, "%zu %lld %llu %lld %llu\n", during.uordblks - before.uordblks,
+		live.bytes, live.calls, c.bytes, c.calls);
+	return during.uordblks - before.uordblks == expected && c.bytes == 0 ? 0 : 1;
+}
+
+/* ---- the tests ------------------------------------------------------------------- */
+
+/* Runs a child with env_add (or the default heap); its stderr in err. */
+static void run_child(const char *mode, const char *env_add, char *err, size_t len)
+{
+	static const char *const drop[] = { "ALLOCINFO_HEAP=", "ALLOCINFO=", NULL };
+	const char *add[] = { env_add, NULL };
+	int code = spawn_self(mode, drop, add, err, len);
+	if (code != 0)
+		fail_msg("%s under %s: exit %d: %s", mode, env_add ? env_add : "the heap", code,
+			 err);
+}
+
+static void test_phase_change_peak_near_glibc(void **state)
+{
+	(void)state;
+	need_heap();
+	char err[4096];
+	run_child("phase", NULL, err, sizeof(err));
+	long heap = atol(err);
+	run_child("phase", "ALLOCINFO=never", err, sizeof(err));
+	long plain = atol(err);
+	print_message("phase change: peak +%ld KiB, glibc +%ld KiB\n", heap, plain);
+	assert_true(plain > 60000);	/* 80 MB of blocks of 64 bytes */
+	assert_true(heap <= plain + plain / 10);
+}
+
+static void test_trim_gives_back_as_glibc(void **state)
+{
+	(void)state;
+	need_heap();
+	char err[4096];
+	run_child("trim", NULL, err, sizeof(err));
+	long heap = atol(err);
+	run_child("trim", "ALLOCINFO=never", err, sizeof(err));
+	long plain = atol(err);
+	print_message("after free and malloc_trim(0): +%ld KiB, glibc +%ld KiB\n", heap, plain);
+	assert_true(heap <= plain + 5 * 1024);
+}
+
+static void test_empty_spans_go_back_after_a_while(void **state)
+{
+	(void)state;
+	need_heap();
+	char err[4096];
+	run_child("delay", NULL, err, sizeof(err));
+	long full, after;
+	assert_int_equal(sscanf(err, "%ld %ld", &full, &after), 2);
+	print_message("full +%ld KiB, empty a while +%ld KiB\n", full, after);
+	assert_true(full > 90000);
+	assert_true(after < full / 10);	/* what stays: spans holding cached slots */
+}
+
+static void test_purged_span_is_reused(void **state)
+{
+	(void)state;
+	need_heap();
+	char err[4096];
+	run_child("reuse", NULL, err, sizeof(err));
+	assert_string_equal(err, "");
+}
+
+static void test_spans_move_between_threads_and_fork(void **state)
+{
+	(void)state;
+	need_heap();
+	char err[4096];
+	run_child("move", NULL, err, sizeof(err));
+	assert_string_equal(err, "");
+}
+
+static void test_rlimit_as_lowered_at_run_time(void **state)
+{
+	(void)state;
+	need_heap();
+	char err[4096];
+	int big, small, plain_big, plain_small;
+	run_child("rlimit", NULL, err, sizeof(err));
+	assert_int_equal(sscanf(err, "%d %d", &big, &small), 2);
+	run_child("rlimit", "ALLOCINFO_HEAP=glibc", err, sizeof(err));
+	assert_int_equal(sscanf(err, "%d %d", &plain_big, &plain_small), 2);
+	print_message("under 512 MiB: %d and %d blocks, over glibc's heap %d and %d\n", big,
+		      small, plain_big, plain_small);
+	/* The heap's share of the limit is its tables and first step, 12.5 MiB: 2,600
+	 * blocks of 5,000 bytes. Its blocks of 64 bytes take 80, glibc's with a record 96. */
+	assert_true(plain_big > 90000);
+	assert_true(big >= plain_big - 2700);
+	assert_true(small >= plain_small);
+}
+
+static void test_page_aligned_blocks_cost_what_glibc_s_do(void **state)
+{
+	(void)state;
+	need_heap();
+	char err[4096];
+	run_child("aligned", NULL, err, sizeof(err));
+	long heap = atol(err);
+	run_child("aligned", "ALLOCINFO=never", err, sizeof(err));
+	long plain = atol(err);
+	print_message("20,000 x posix_memalign(4096, 64): +%ld KiB, glibc +%ld KiB\n", heap,
+		      plain);
+	assert_true(plain > 70000);	/* a page each */
+	assert_true(heap <= plain + plain / 20);
+}
+
+static void test_mallinfo2_counts_the_heap(void **state)
+{
+	(void)state;
+	need_heap();
+	char err[4096];
+	run_child("mallinfo", NULL, err, sizeof(err));
+	/* 11,184 bytes of chunks for 11,000 requested (16 blocks), plus the 6,100 of
+	 * the three kept */
+	assert_string_equal(err, "11184 17100 19 0 0\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *mode;
+		int (*run)(void);
+	} children[] = {
+		{ "phase", child_phase_change }, { "trim", child_trim },
+		{ "delay", child_delayed_purge }, { "reuse", child_purged_span_reused },
+		{ "move", child_spans_move },	 { "rlimit", child_rlimit },
+		{ "mallinfo", child_mallinfo },	 { "aligned", child_aligned },
+	};
+	if (argc == 2) {
+		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
+			if (!strcmp(argv[1], children[i].mode))
+				return children[i].run();
+		return 127;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_phase_change_peak_near_glibc),
+		cmocka_unit_test(test_trim_gives_back_as_glibc),
+		cmocka_unit_test(test_empty_spans_go_back_after_a_while),
+		cmocka_unit_test(test_purged_span_is_reused),
+		cmocka_unit_test(test_spans_move_between_threads_and_fork),
+		cmocka_unit_test(test_rlimit_as_lowered_at_run_time),
+		cmocka_unit_test(test_mallinfo2_counts_the_heap),
+		cmocka_unit_test(test_page_aligned_blocks_cost_what_glibc_s_do),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
