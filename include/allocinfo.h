@@ -131,11 +131,13 @@ struct allocinfo_event {
 	void *ptr;		/* free, realloc, usable_size, delete: the block (pre may
 				 * rewrite); after an allocation: the result, which post
 				 * may replace */
-	const char *file, *func, *module;	/* the call site (NULL when unknown; file
-				 * and func NULL for a caller tag not yet named) */
+	const char *file, *func, *module;	/* the call site: the tag the call is
+				 * charged to (free, usable_size, delete: the block's);
+				 * NULL when unknown, file and func NULL for a caller
+				 * tag not yet named */
 	unsigned int line;
-	const void *caller;	/* the return address of a call without a tag of its
-				 * own (it names a caller tag), else NULL */
+	const void *caller;	/* an allocation without a tag of its own: its return
+				 * address (the caller tag's); else NULL */
 	size_t moved;		/* free, realloc, usable_size, delete: how far a post
 				 * callback moved ptr past the block it was given (0: not
 				 * moved); kept up to date as pre callbacks rewrite ptr */
