@@ -21,3 +21,17 @@ tests_unit_preload_target_CFLAGS = $(AM_CFLAGS) -g -O1
 tests_unit_preload_target_LDADD = $(DL_LIBS)
 TESTS += tests/integration/preload.sh
 EXTRA_DIST += tests/integration/preload.sh
+
+# The example callback libraries (Documentation/examples) on a real program, tagged
+# and under LD_PRELOAD.
+check_PROGRAMS += tests/integration/callbacks_prog tests/integration/callbacks_prog_plain
+tests_integration_callbacks_prog_SOURCES = tests/integration/callbacks_prog.c
+tests_integration_callbacks_prog_CFLAGS = $(AM_CFLAGS) -g
+tests_integration_callbacks_prog_LDADD = $(TEST_LDADD) -lpthread
+tests_integration_callbacks_prog_LDFLAGS = $(TEST_LINK_FLAGS) -no-install
+tests_integration_callbacks_prog_plain_SOURCES = tests/integration/callbacks_prog.c
+tests_integration_callbacks_prog_plain_CPPFLAGS = $(AM_CPPFLAGS) -DPLAIN_BUILD
+tests_integration_callbacks_prog_plain_CFLAGS = $(AM_CFLAGS) -g
+tests_integration_callbacks_prog_plain_LDADD = -lpthread
+TESTS += tests/integration/callbacks.sh
+EXTRA_DIST += tests/integration/callbacks.sh
