@@ -45,12 +45,14 @@ chain *g_chain;			/* RCU-protected; null when empty */
 pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;	/* serialises add and remove */
 int g_next_handle;		/* g_lock */
 
-/* ThreadSanitizer cannot see the order a grace period gives (liburcu is not
- * instrumented): readers release this word as they leave, the writer acquires it
- * before freeing. Weak: absent outside ThreadSanitizer builds. */
+/* ThreadSanitizer sees neither the order a grace period gives (liburcu is not
+ * instrumented) nor this file's atomics (the allocation path never is): readers
+ * acquire g_tsan_published after loading the chain, which the writer released before
+ * publishing it, and release g_tsan_grace as they leave, which the writer acquires
+ * before freeing the old chain. Weak: absent outside ThreadSanitizer builds. */
 extern "C" void __tsan_acquire(void *addr) __attribute__((weak));
 extern "C" void __tsan_release(void *addr) __attribute__((weak));
-char g_tsan_grace;
+char g_tsan_published, g_tsan_grace;
 
 bool wants(const entry &en, int op)
 {
@@ -66,6 +68,8 @@ public:
 		t_inside = true;
 		urcu_bp_read_lock();
 		chain_ = __atomic_load_n(&g_chain, __ATOMIC_ACQUIRE);
+		if (__tsan_acquire)
+			__tsan_acquire(&g_tsan_published);
 	}
 	~section()
 	{
@@ -407,6 +411,8 @@ chain *publish(chain *c)
 {
 	chain *old = g_chain;
 	bool arm = c != nullptr;
+	if (__tsan_release)
+		__tsan_release(&g_tsan_published);
 	if (arm) {
 		__atomic_store_n(&g_armed, 1u, __ATOMIC_RELEASE);
 		__atomic_store_n(&g_chain, c, __ATOMIC_RELEASE);
