@@ -142,10 +142,10 @@ endif
 
 if ENABLE_UNIT
 # A callback library for ALLOCINFO_CALLBACKS; like the plugin, not linked with the
-# library.
+# library; like the examples, never instrumented.
 check_LTLIBRARIES += tests/unit/libcblib.la
 tests_unit_libcblib_la_SOURCES = tests/unit/cblib.c
-tests_unit_libcblib_la_CFLAGS = $(AM_CFLAGS) -g
+tests_unit_libcblib_la_CFLAGS = -std=gnu11 $(WARN_CFLAGS) -g
 tests_unit_libcblib_la_LDFLAGS = -rpath /nowhere -avoid-version -module
 AM_TESTS_ENVIRONMENT += CBLIB='$(abs_top_builddir)/tests/unit/.libs/libcblib.so'; export CBLIB;
 

@@ -69,6 +69,9 @@ void check_site(const allocinfo_event &e, const void *fn)
 
 __attribute__((noinline)) void test_new_and_delete(void **)
 {
+	/* A tagged call links the library's entry points, new and delete among them,
+	 * into a sanitizer build's static link ahead of the sanitizer's own. */
+	free(malloc(1));
 	static recorder r;
 	memset(&r, 0, sizeof(r));
 	allocinfo_callbacks cb = { sizeof(cb), 1u << ALLOCINFO_OP_NEW | 1u << ALLOCINFO_OP_DELETE,
