@@ -151,9 +151,17 @@ void name_slot(allocinfo_event &e, uint32_t slot)
 	e.file = t.file_off ? g_store.strings + t.file_off : nullptr;
 	e.func = t.func_off ? g_store.strings + t.func_off : nullptr;
 	if (t.module_off) {
-		const char *m = g_store.strings + t.module_off;
-		const char *slash = strrchr(m, '/');
-		e.module = slash ? slash + 1 : m;
+		/* The basename of the module's path; the last one found is kept, as
+		 * consecutive calls mostly come from one module. */
+		static __thread uint32_t last_off __attribute__((tls_model("initial-exec")));
+		static __thread const char *last_base __attribute__((tls_model("initial-exec")));
+		if (t.module_off != last_off) {
+			const char *m = g_store.strings + t.module_off;
+			const char *slash = strrchr(m, '/');
+			last_base = slash ? slash + 1 : m;
+			last_off = t.module_off;
+		}
+		e.module = last_base;
 	}
 	e.line = t.line;
 }
