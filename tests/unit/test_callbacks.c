@@ -180,6 +180,35 @@ static void test_ops_tagged(void **state)
 	}
 }
 
+/* A tagged malloc too large for the small-block heap is made inline, in the caller,
+ * while no callback is registered; with one, it defers to the library. */
+static void test_inline_path_defers(void **state)
+{
+	(void)state;
+	struct recorder r;
+	int h = add_recorder(&r, 1u << ALLOCINFO_OP_MALLOC | 1u << ALLOCINFO_OP_CALLOC);
+	int line = HERE_NEXT;
+	char *p = malloc(5000);
+	char *q = calloc(1, 6000);
+	assert_int_equal(allocinfo_callbacks_remove(h), 0);
+	assert_int_equal(r.npre, 2);
+	check_event(&r.pre[0], ALLOCINFO_OP_MALLOC, 5000, 0, "test_callbacks.c", (unsigned)line,
+		    "test_inline_path_defers", exe_name());
+	assert_ptr_equal(r.post[0].ptr, p);
+	check_event(&r.pre[1], ALLOCINFO_OP_CALLOC, 6000, 0, "test_callbacks.c",
+		    (unsigned)line + 1, "test_inline_path_defers", exe_name());
+	assert_ptr_equal(r.post[1].ptr, q);
+	assert_site(__FILE__, line, "test_inline_path_defers", 5000, 1);
+	free(p);
+	free(q);
+	/* none registered: the inline path again, no event */
+	h = add_recorder(&r, 1u << ALLOCINFO_OP_FREE);
+	assert_int_equal(allocinfo_callbacks_remove(h), 0);
+	p = malloc(5000);
+	free(p);
+	assert_int_equal(r.npre, 0);
+}
+
 /* ---- a caller tag: code built without the header ------------------------------------ */
 
 static void test_ops_caller_tagged(void **state)
@@ -674,6 +703,7 @@ int main(int argc, char **argv)
 		return child_loaded();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ops_tagged),
+		cmocka_unit_test(test_inline_path_defers),
 		cmocka_unit_test(test_ops_caller_tagged),
 		cmocka_unit_test(test_pre_grows_size),
 		cmocka_unit_test(test_pre_raises_alignment),
