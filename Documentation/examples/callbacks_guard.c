@@ -37,18 +37,21 @@ struct header {
 };
 
 /* Set by a pre callback for the post callback of the same call: this call's block
- * gets a header and guard bytes. */
-static __thread int guarding;
+ * gets a header and guard bytes. Initial-exec: in a library loaded with dlopen, the
+ * default model would allocate each thread's copy on first use. */
+static __thread int guarding __attribute__((tls_model("initial-exec")));
 
 static void report(const struct allocinfo_event *e, const struct header *h)
 {
 	char line[1024];
 	int n = snprintf(line, sizeof(line),
-			 "guard: %llu-byte block from %s:%u func:%s [%s] was written past its end\n",
-			 (unsigned long long)h->size, e->file ? e->file : "??", e->line,
-			 e->func ? e->func : "??", e->module ? e->module : "??");
+			 "guard: %llu-byte block from %s:%u func:%s [%s] was written past "
+			 "its end\n", (unsigned long long)h->size, e->file ? e->file : "??",
+			 e->line, e->func ? e->func : "??", e->module ? e->module : "??");
+	if (n > 0 && (size_t)n >= sizeof(line))
+		n = sizeof(line) - 1;
 	if (n > 0)
-		(void)!write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		(void)!write(STDERR_FILENO, line, (size_t)n);
 }
 
 /* ptr is one of ours: checks it and points the event at the block. */

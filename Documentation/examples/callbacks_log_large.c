@@ -56,8 +56,10 @@ static void log_large(void *user_data, struct allocinfo_event *e)
 			     op_names[e->op], e->size, m, (unsigned long)off, m,
 			     (unsigned long)off);
 	}
+	if (n > 0 && (size_t)n >= sizeof(line))
+		n = sizeof(line) - 1;
 	if (n > 0)
-		(void)!write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		(void)!write(STDERR_FILENO, line, (size_t)n);
 }
 
 int allocinfo_callbacks_init(void);

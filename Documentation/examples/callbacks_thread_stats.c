@@ -32,7 +32,9 @@ struct thread_stats {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;	/* the list and numbering */
 static struct thread_stats *all, **tail = &all;
 static int threads;
-static __thread struct thread_stats *mine;
+/* Initial-exec: in a library loaded with dlopen, the default model would allocate
+ * each thread's copy on first use. */
+static __thread struct thread_stats *mine __attribute__((tls_model("initial-exec")));
 
 /* This thread's block, made on its first call: calloc() inside a callback is counted
  * but calls no callback. Blocks stay after their thread exits, for the summary. */

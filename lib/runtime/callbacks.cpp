@@ -247,8 +247,8 @@ size_t usable_from(void *p)
 {
 	size_t m = moved_by(p);
 	void *b = static_cast<char *>(p) - m;
-	size_t n = small::contains(b, g_fast.small_base) || has_record(b) ? allocinfo::usable_size(b)
-									   : backend::usable_size(b);
+	bool ours = small::contains(b, g_fast.small_base) || has_record(b);
+	size_t n = ours ? allocinfo::usable_size(b) : backend::usable_size(b);
 	return n > m ? n - m : 0;
 }
 
@@ -288,10 +288,10 @@ void *resize(site s, void *p, size_t n)
 		allocinfo::release(p);
 		return nullptr;
 	}
+	uint32_t flags = plan.flags | RECORD_F_CALLBACKS;
 	if (plan.mode == how::counted)
-		return allocinfo::reallocate(slot_of_site(s), p, n, plan.flags | RECORD_F_CALLBACKS);
-	return allocinfo::reallocate(ALLOCINFO_TAG_DISCARD, p, n,
-				     plan.flags | RECORD_F_CALLBACKS | RECORD_F_UNCOUNTED);
+		return allocinfo::reallocate(slot_of_site(s), p, n, flags);
+	return allocinfo::reallocate(ALLOCINFO_TAG_DISCARD, p, n, flags | RECORD_F_UNCOUNTED);
 }
 
 } /* namespace */

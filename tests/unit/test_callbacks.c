@@ -252,7 +252,8 @@ static void add_64(void *u, struct allocinfo_event *e)
 static void test_pre_grows_size(void **state)
 {
 	(void)state;
-	struct allocinfo_callbacks cb = { sizeof(cb), 1u << ALLOCINFO_OP_MALLOC, add_64, NULL, NULL };
+	struct allocinfo_callbacks cb = { sizeof(cb), 1u << ALLOCINFO_OP_MALLOC, add_64, NULL,
+					  NULL };
 	int h = allocinfo_callbacks_add(&cb);
 	assert_true(h >= 0);
 	int line = HERE_NEXT;
@@ -275,8 +276,8 @@ static void align_256(void *u, struct allocinfo_event *e)
 static void test_pre_raises_alignment(void **state)
 {
 	(void)state;
-	struct allocinfo_callbacks cb = { sizeof(cb), 1u << ALLOCINFO_OP_MALLOC | 1u << ALLOCINFO_OP_ALIGNED,
-					  align_256, NULL, NULL };
+	unsigned ops = 1u << ALLOCINFO_OP_MALLOC | 1u << ALLOCINFO_OP_ALIGNED;
+	struct allocinfo_callbacks cb = { sizeof(cb), ops, align_256, NULL, NULL };
 	int h = allocinfo_callbacks_add(&cb);
 	assert_true(h >= 0);
 	int l1 = HERE_NEXT;
@@ -322,7 +323,8 @@ static void header_post(void *u, struct allocinfo_event *e)
 {
 	(void)u;
 	if (e->op == ALLOCINFO_OP_MALLOC && e->ptr) {
-		*(uint64_t *)e->ptr = 0x4845414445520000ull;	/* the first 16 bytes are ours */
+		/* the first 16 bytes are ours, the next 16 the library's */
+		*(uint64_t *)e->ptr = 0x4845414445520000ull;
 		e->ptr = (char *)e->ptr + HEADER;
 	} else if (e->op == ALLOCINFO_OP_USABLE_SIZE) {
 		e->size -= HEADER;
@@ -468,7 +470,8 @@ static void adding_pre(void *u, struct allocinfo_event *e)
 static void test_add_from_callback_refused(void **state)
 {
 	(void)state;
-	struct allocinfo_callbacks cb = { sizeof(cb), 1u << ALLOCINFO_OP_MALLOC, adding_pre, NULL, NULL };
+	struct allocinfo_callbacks cb = { sizeof(cb), 1u << ALLOCINFO_OP_MALLOC, adding_pre, NULL,
+					  NULL };
 	cb.user_data = &cb;
 	int h = allocinfo_callbacks_add(&cb);
 	assert_true(h >= 0);
@@ -689,7 +692,8 @@ static void test_env_init_fails(void **state)
 	char err[4096], want[4400];
 	const char *lib = getenv("CBLIB");
 	assert_non_null(lib);
-	assert_int_equal(run_child_env("runs-on", lib, "CBLIB_INIT_RESULT=-5", err, sizeof(err)), 0);
+	assert_int_equal(run_child_env("runs-on", lib, "CBLIB_INIT_RESULT=-5", err, sizeof(err)),
+			 0);
 	snprintf(want, sizeof(want), "allocinfo: ALLOCINFO_CALLBACKS='%s': "
 		 "allocinfo_callbacks_init() returned -5\n", lib);
 	assert_string_equal(err, want);

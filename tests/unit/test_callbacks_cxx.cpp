@@ -109,8 +109,9 @@ __attribute__((noinline)) void test_new_and_delete(void **)
 			assert_int_equal(e->op, want[i].op);
 			assert_int_equal(e->size, want[i].size);
 			assert_int_equal(e->alignment, want[i].align);
+			const void *fn = reinterpret_cast<const void *>(&test_new_and_delete);
 			if (want[i].op == ALLOCINFO_OP_NEW)
-				check_site(*e, reinterpret_cast<const void *>(&test_new_and_delete));
+				check_site(*e, fn);
 			else	/* the block's site: the caller tag, by module */
 				assert_string_equal(e->module, exe_name());
 		}
