@@ -104,6 +104,66 @@ static inline void allocinfo_set_enabled(int on) { (void)on; }
 static inline int allocinfo_enabled(void) { return 0; }
 #endif
 
+/* ---- user callbacks around every allocation call (Documentation/callbacks.md) ---- */
+
+/* The operations a callback sees: the bit (1u << ALLOCINFO_OP_x) selects one. */
+enum {
+	ALLOCINFO_OP_MALLOC = 0,	/* malloc, strdup, asprintf, ... */
+	ALLOCINFO_OP_CALLOC = 1,
+	ALLOCINFO_OP_REALLOC = 2,	/* realloc, reallocarray */
+	ALLOCINFO_OP_ALIGNED = 3,	/* aligned_alloc, posix_memalign, memalign, valloc,
+					 * pvalloc */
+	ALLOCINFO_OP_FREE = 4,
+	ALLOCINFO_OP_USABLE_SIZE = 5,	/* malloc_usable_size */
+	ALLOCINFO_OP_NEW = 6,		/* C++ operator new, every form */
+	ALLOCINFO_OP_DELETE = 7,	/* C++ operator delete, every form */
+	ALLOCINFO_OP_COUNT = 8
+};
+#define ALLOCINFO_OPS_ALL ((1u << ALLOCINFO_OP_COUNT) - 1)
+
+/* One call, as a callback sees it. */
+struct allocinfo_event {
+	int op;			/* ALLOCINFO_OP_* */
+	size_t size;		/* bytes asked for (calloc: count * size); pre may rewrite.
+				 * usable_size's post: the answer, which post may rewrite */
+	size_t alignment;	/* aligned family and aligned new (0: the default);
+				 * pre may rewrite, for any allocation */
+	void *ptr;		/* free, realloc, usable_size, delete: the block (pre may
+				 * rewrite); after an allocation: the result, which post
+				 * may replace */
+	const char *file, *func, *module;	/* the call site: the tag the call is
+				 * charged to (free, usable_size, delete: the block's);
+				 * NULL when unknown, file and func NULL for a caller
+				 * tag not yet named */
+	unsigned int line;
+	const void *caller;	/* an allocation without a tag of its own: its return
+				 * address (the caller tag's); else NULL */
+	size_t moved;		/* free, realloc, usable_size, delete: how far a post
+				 * callback moved ptr past the block it was given (0: not
+				 * moved); kept up to date as pre callbacks rewrite ptr */
+};
+
+struct allocinfo_callbacks {
+	size_t size;		/* sizeof(struct allocinfo_callbacks), for growth */
+	unsigned int ops;	/* bit (1u << ALLOCINFO_OP_x) for each op wanted; 0 = all */
+	void (*pre)(void *user_data, struct allocinfo_event *e);	/* or NULL */
+	void (*post)(void *user_data, struct allocinfo_event *e);	/* or NULL */
+	void *user_data;
+};
+
+#ifndef ALLOCINFO_DISABLE
+/* Registers a callback pair (copied); returns its handle (>= 0), or -errno. pre
+ * callbacks run in registration order, post callbacks in reverse. */
+ALLOCINFO_API int allocinfo_callbacks_add(const struct allocinfo_callbacks *cb);
+/* Unregisters; returns 0 or -errno. Once it returns, no thread is inside or will enter
+ * the pair, so its user data may be freed. Not from inside a callback (-EDEADLK). */
+ALLOCINFO_API int allocinfo_callbacks_remove(int handle);
+#else
+static inline int allocinfo_callbacks_add(const struct allocinfo_callbacks *cb)
+{ (void)cb; return -38; /* -ENOSYS */ }
+static inline int allocinfo_callbacks_remove(int handle) { (void)handle; return -38; }
+#endif
+
 #ifndef ALLOCINFO_DISABLE
 
 extern __thread struct allocinfo_thread allocinfo__thread

@@ -2,6 +2,7 @@
 /* The less frequent allocation paths: start-up and the switch, aligned blocks,
  * realloc, blocks without a plain record, checks. */
 #include "alloc.h"
+#include "callbacks.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -141,7 +142,8 @@ void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve,
 	/* At least glibc's smallest usable size (its chunks are 32 bytes or more). */
 	if (reserve < 24)
 		reserve = 24;
-	if (align >= TAIL_ALIGN && !RECORD_ALWAYS && !(flags & RECORD_F_DEBUG))
+	if (align >= TAIL_ALIGN && !RECORD_ALWAYS &&
+	    !(flags & (RECORD_F_DEBUG | RECORD_F_CALLBACKS)))
 		return allocate_with_tail(slot, align, size, reserve, flags);
 	size_t total;
 	if (__builtin_add_overflow(reserve, align, &total) || total > PTRDIFF_MAX) {
@@ -180,8 +182,6 @@ bool check_pointer(void *p, const char *what)
 		backend::free(p);
 }
 
-/* Every branch a tail call: the path of blocks made while counting was off needs no
- * stack frame. */
 /* free() of an aligned block with its record at the end. */
 [[gnu::noinline]] static void release_tail(void *p, tail_record *t) noexcept
 {
@@ -202,10 +202,13 @@ bool check_pointer(void *p, const char *what)
 		backend::free(p);
 }
 
-void release_other(void *p) noexcept
+/* Every branch a tail call: the path of blocks made while counting was off needs no
+ * stack frame. */
+template <int Op>
+static inline void release_other_as(void *p) noexcept
 {
 	if ((record_of(p)->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
-		release_slow(p);
+		release_slow(p, Op);
 	else if (unlikely(__atomic_load_n(&g_tail_records, __ATOMIC_RELAXED)))
 		release_maybe_tail(p);
 	else if (!RECORD_ALWAYS && unlikely(g_fast.debug))
@@ -214,12 +217,20 @@ void release_other(void *p) noexcept
 		backend::free(p);	/* made while counting was off, or by a sanitizer */
 }
 
-void release_slow(void *p) noexcept
+void release_other(void *p) noexcept { release_other_as<ALLOCINFO_OP_FREE>(p); }
+void release_other_delete(void *p) noexcept { release_other_as<ALLOCINFO_OP_DELETE>(p); }
+
+void release_slow(void *p, int op) noexcept
 {
 	alloc_record *rec = record_of(p);
 	uint32_t meta = rec->meta;
 	if ((meta & RECORD_F_DEBUG) && !check_pointer(p, "free"))
 		return;
+	if (unlikely(meta & (RECORD_F_CALLBACKS | RECORD_F_MOVED)) &&
+	    ((meta & RECORD_F_MOVED) || callbacks::wanted())) {
+		callbacks::release(p, op);
+		return;
+	}
 	if (!(meta & RECORD_F_UNCOUNTED))
 		counter_sub(record_slot(rec), (int64_t)rec->size, 1);
 	void *base = rec;
@@ -298,6 +309,8 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 		errno = EINVAL;
 		return nullptr;
 	}
+	if (unlikely(meta & RECORD_F_MOVED))	/* a pointer a callback moved: a new block */
+		return move_block(slot, p, callbacks::moved_usable_size(p), size, flags);
 	uint32_t old_slot = record_slot(rec);
 	size_t old_size = rec->size;
 	if ((meta & RECORD_SHIFT_MASK) || backend::owns_bootstrap(rec))
@@ -345,6 +358,8 @@ size_t usable_size(void *p)
 	}
 	alloc_record *rec = record_of(p);
 	uint32_t meta = rec->meta;
+	if (unlikely(meta & RECORD_F_MOVED))
+		return callbacks::moved_usable_size(p);
 	if (meta & RECORD_SHIFT_MASK) {
 		size_t align = (size_t)1 << ((meta & RECORD_SHIFT_MASK) >> 8);
 		char *base = static_cast<char *>(p) - align;

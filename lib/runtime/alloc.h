@@ -186,10 +186,12 @@ void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve 
 bool check_pointer(void *p, const char *what) HIDDEN;
 
 /* free() of a block whose record is not exactly the plain one, or that has none
- * (made while counting was off). */
+ * (made while counting was off); and the same for operator delete, for callbacks. */
 void release_other(void *p) noexcept HIDDEN;
-/* free() of a block whose record is not plain: aligned, uncounted, debug. */
-void release_slow(void *p) noexcept HIDDEN;
+void release_other_delete(void *p) noexcept HIDDEN;
+/* free() of a block whose record is not plain: aligned, uncounted, debug, made while
+ * user callbacks were registered (callbacks.h). */
+void release_slow(void *p, int op = ALLOCINFO_OP_FREE) noexcept HIDDEN;
 /* free() of p, with a plain record, by a thread without a shard of its own. */
 void release_unowned(void *p) noexcept HIDDEN;
 
@@ -214,7 +216,7 @@ static inline void release_small(void *p, uintptr_t small_base)
 
 /* Every branch away from the common case ends in a tail call, so that free() needs no
  * stack frame. */
-static inline void release(void *p)
+static inline void release(void *p, int op = ALLOCINFO_OP_FREE)
 {
 	uintptr_t small_base = g_fast.small_base;
 	if (small::contains(p, small_base)) {
@@ -223,7 +225,10 @@ static inline void release(void *p)
 	}
 	alloc_record *rec = record_of(p);
 	if (unlikely(rec->meta != RECORD_MAGIC)) {	/* compared in memory */
-		release_other(p);
+		if (op == ALLOCINFO_OP_FREE)
+			release_other(p);
+		else
+			release_other_delete(p);
 		return;
 	}
 	char *shard = thread_shard();

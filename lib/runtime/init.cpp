@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "callbacks.h"
 #include "caller_tags.h"
 #include "internal.h"
 #include "options.h"
@@ -114,16 +115,30 @@ void start()
 	}
 	registry_init();
 	__atomic_store_n(&g_fast.state, STATE_RUNNING, __ATOMIC_RELEASE);
-	/* Debugging takes the slow path, which checks every pointer. */
-	if (!o.debug) {
-		set_plain_when_off();
-		__atomic_store_n(&g_fast.go, g_fast.enabled, __ATOMIC_RELEASE);
-		if (!RECORD_ALWAYS)
-			__atomic_store_n(&allocinfo__inline_v1.go, g_fast.enabled, __ATOMIC_RELEASE);
-	}
+	update_fast_paths();
 }
 
 } /* namespace */
+
+/* Debugging takes the slow path, which checks every pointer; so do registered user
+ * callbacks, which run there. A lock orders start-up against the first callback's
+ * registration, so that neither undoes the other. */
+void update_fast_paths()
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	pthread_mutex_lock(&lock);
+	if (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) == STATE_RUNNING && !g_fast.debug) {
+		bool open = !callbacks::armed();
+		uint32_t plain = open && !RECORD_ALWAYS;
+		__atomic_store_n(&g_fast.plain_when_off, plain, __ATOMIC_RELAXED);
+		__atomic_store_n(&allocinfo__inline_v1.plain, plain, __ATOMIC_RELAXED);
+		const uint32_t *go = open ? g_fast.enabled : &g_stop;
+		__atomic_store_n(&g_fast.go, go, __ATOMIC_RELEASE);
+		if (!RECORD_ALWAYS)
+			__atomic_store_n(&allocinfo__inline_v1.go, go, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&lock);
+}
 
 void note_constructors_running()
 {
@@ -161,9 +176,10 @@ __attribute__((constructor(101))) static void allocinfo_constructor()
 {
 	note_constructors_running();
 	ensure_init();
-	if (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) != STATE_RUNNING)
-		return;
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
-	atexit(on_exit);
-	store_bpf_ready();
+	if (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) == STATE_RUNNING) {
+		pthread_atfork(fork_prepare, fork_parent, fork_child);
+		atexit(on_exit);
+		store_bpf_ready();
+	}
+	callbacks::load_from_environment();
 }

@@ -102,6 +102,11 @@ constexpr uint32_t RECORD_SHIFT_MASK = 0x0000ff00u; /* log2(alignment) when > 16
 constexpr uint32_t RECORD_F_SAMPLED = 0x1u;	/* spare: a sampler's mark */
 constexpr uint32_t RECORD_F_DEBUG = 0x2u;	/* made under ALLOCINFO_DEBUG: checked at free */
 constexpr uint32_t RECORD_F_UNCOUNTED = 0x4u;	/* charged to nothing, not even the discard slot */
+constexpr uint32_t RECORD_F_CALLBACKS = 0x8u;	/* made while user callbacks were registered:
+						 * its free takes the path that calls them */
+constexpr uint32_t RECORD_F_MOVED = 0x10u;	/* not a record: the mark below a pointer a
+						 * post callback moved into the block; size is
+						 * the distance back to the block (callbacks.h) */
 
 #ifdef ALLOCINFO_BACKEND_NEXT
 constexpr bool RECORD_ALWAYS = true;	/* the sanitizer's headers are not glibc's */

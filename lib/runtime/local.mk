@@ -21,6 +21,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/small_heap.h lib/runtime/small_heap.cpp \
 	lib/runtime/introspection.cpp \
 	lib/runtime/alloc.h lib/runtime/alloc.cpp \
+	lib/runtime/callbacks.h lib/runtime/callbacks.cpp \
 	lib/runtime/init.cpp \
 	lib/runtime/api.cpp
 lib_liballocinfo_la_CXXFLAGS = $(CORE_CXXFLAGS) $(URCU_CFLAGS) -ftls-model=initial-exec

@@ -17,6 +17,7 @@
 #include <new>
 
 #include "alloc.h"
+#include "callbacks.h"
 
 using namespace allocinfo;
 
@@ -46,6 +47,9 @@ template <bool Zero>
 
 [[gnu::noinline]] void *malloc_slow(size_t n, bool zero, uintptr_t ra)
 {
+	if (unlikely(callbacks::wanted()))
+		return callbacks::allocate(zero ? ALLOCINFO_OP_CALLOC : ALLOCINFO_OP_MALLOC,
+					   { nullptr, ra }, n, 0, 0, zero);
 	slow_plan plan = slow_mode();
 	if (plan.mode == how::counted)
 		return allocate(slot_for_caller(ra), n, zero, plan.flags);
@@ -60,6 +64,9 @@ template <bool Zero>
 
 [[gnu::noinline]] void *site_malloc_slow(const alloc_tag *t, size_t n, bool zero)
 {
+	if (unlikely(callbacks::wanted()))
+		return callbacks::allocate(zero ? ALLOCINFO_OP_CALLOC : ALLOCINFO_OP_MALLOC,
+					   { t, 0 }, n, 0, 0, zero);
 	slow_plan plan = slow_mode();
 	if (plan.mode == how::counted)
 		return allocate(slot_for_site(t), n, zero, plan.flags);
@@ -70,7 +77,7 @@ template <bool Zero>
 template <bool Zero>
 [[gnu::noinline]] void *malloc_off(size_t n, uintptr_t ra)
 {
-	if (likely(g_fast.plain_when_off))
+	if (likely(__atomic_load_n(&g_fast.plain_when_off, __ATOMIC_RELAXED)))
 		return Zero ? backend::calloc(1, n) : backend::malloc(n);
 	return malloc_slow(n, Zero, ra);
 }
@@ -78,7 +85,7 @@ template <bool Zero>
 template <bool Zero>
 [[gnu::noinline]] void *site_malloc_off(const alloc_tag *t, size_t n)
 {
-	if (likely(g_fast.plain_when_off))
+	if (likely(__atomic_load_n(&g_fast.plain_when_off, __ATOMIC_RELAXED)))
 		return Zero ? backend::calloc(1, n) : backend::malloc(n);
 	return site_malloc_slow(t, n, Zero);
 }
@@ -109,12 +116,16 @@ inline void *do_calloc(size_t n, size_t m, uintptr_t ra)
 	return malloc_off<true>(total, ra);
 }
 
-/* slot_fn is called only when the allocation is counted. */
+/* slot_fn is called only when the allocation is counted; cs is the same call site,
+ * for callbacks. */
 template <typename SlotFn>
-inline void *do_aligned(size_t align, size_t n, SlotFn slot_fn, size_t reserve = 0)
+inline void *do_aligned(size_t align, size_t n, SlotFn slot_fn, callbacks::site cs,
+			size_t reserve = 0)
 {
 	if (likely(fast_go()))
 		return allocate_aligned(slot_fn(), align, n, reserve);
+	if (unlikely(callbacks::wanted()))
+		return callbacks::allocate(ALLOCINFO_OP_ALIGNED, cs, n, align, reserve, false);
 	slow_plan plan = slow_mode();
 	switch (plan.mode) {
 	case how::never:
@@ -143,10 +154,12 @@ inline bool pvalloc_size(size_t n, size_t *rounded)
 }
 
 template <typename SlotFn>
-inline void *do_realloc(void *p, size_t n, SlotFn slot_fn)
+inline void *do_realloc(void *p, size_t n, SlotFn slot_fn, callbacks::site cs)
 {
 	slow_plan plan = { how::counted, 0 };
 	if (unlikely(!fast_go())) {
+		if (unlikely(callbacks::wanted()))
+			return callbacks::reallocate(cs, p, n);
 		plan = slow_mode();
 		if (plan.mode == how::never)
 			return backend::realloc(p, n);
@@ -163,7 +176,7 @@ inline void *do_realloc(void *p, size_t n, SlotFn slot_fn)
 	return reallocate(slot, p, n, plan.flags);
 }
 
-inline void do_free(void *p)
+inline void do_free(void *p, int op = ALLOCINFO_OP_FREE)
 {
 	if (unlikely(!p))
 		return;
@@ -174,8 +187,10 @@ inline void do_free(void *p)
 			return;
 		}
 	}
-	release(p);
+	release(p, op);
 }
+
+inline void do_delete(void *p) { do_free(p, ALLOCINFO_OP_DELETE); }
 
 inline int do_posix_memalign(void **pp, size_t align, size_t n, void *(*alloc)(size_t, size_t,
 										     uintptr_t),
@@ -196,7 +211,7 @@ inline int do_posix_memalign(void **pp, size_t align, size_t n, void *(*alloc)(s
 
 void *caller_memalign(size_t align, size_t n, uintptr_t ra)
 {
-	return do_aligned(align, n, [ra] { return slot_for_caller(ra); });
+	return do_aligned(align, n, [ra] { return slot_for_caller(ra); }, { nullptr, ra });
 }
 
 int vasprintf_into(char **strp, const char *fmt, va_list ap, const alloc_tag *site, uintptr_t ra)
@@ -243,7 +258,7 @@ EXPORT void *calloc(size_t n, size_t m) { return do_calloc(n, m, RA()); }
 EXPORT void *realloc(void *p, size_t n)
 {
 	uintptr_t ra = RA();
-	return do_realloc(p, n, [ra] { return slot_for_caller(ra); });
+	return do_realloc(p, n, [ra] { return slot_for_caller(ra); }, { nullptr, ra });
 }
 
 EXPORT void *reallocarray(void *p, size_t n, size_t m)
@@ -254,7 +269,7 @@ EXPORT void *reallocarray(void *p, size_t n, size_t m)
 		return nullptr;
 	}
 	uintptr_t ra = RA();
-	return do_realloc(p, total, [ra] { return slot_for_caller(ra); });
+	return do_realloc(p, total, [ra] { return slot_for_caller(ra); }, { nullptr, ra });
 }
 
 EXPORT void *memalign(size_t align, size_t n) { return caller_memalign(align, n, RA()); }
@@ -267,7 +282,8 @@ EXPORT void *pvalloc(size_t n)
 	uintptr_t ra = RA();
 	if (!pvalloc_size(n, &rounded))
 		return nullptr;
-	return do_aligned(page_size(), n, [ra] { return slot_for_caller(ra); }, rounded);
+	return do_aligned(page_size(), n, [ra] { return slot_for_caller(ra); }, { nullptr, ra },
+			  rounded);
 }
 
 EXPORT int posix_memalign(void **pp, size_t align, size_t n)
@@ -279,6 +295,8 @@ EXPORT size_t malloc_usable_size(void *p)
 {
 	if (!p)
 		return 0;
+	if (unlikely(callbacks::wanted()))
+		return callbacks::usable_size(p);
 	if (RECORD_ALWAYS) {
 		uint32_t s = __atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE);
 		if (s == STATE_NEVER || s == STATE_UNINIT)
@@ -343,7 +361,7 @@ EXPORT void *allocinfo_calloc(const alloc_tag *t, size_t n, size_t m)
 
 EXPORT void *allocinfo_realloc(const alloc_tag *t, void *p, size_t n)
 {
-	return do_realloc(p, n, [t] { return slot_for_site(t); });
+	return do_realloc(p, n, [t] { return slot_for_site(t); }, { t, 0 });
 }
 
 EXPORT void *allocinfo_reallocarray(const alloc_tag *t, void *p, size_t n, size_t m)
@@ -353,12 +371,12 @@ EXPORT void *allocinfo_reallocarray(const alloc_tag *t, void *p, size_t n, size_
 		errno = ENOMEM;
 		return nullptr;
 	}
-	return do_realloc(p, total, [t] { return slot_for_site(t); });
+	return do_realloc(p, total, [t] { return slot_for_site(t); }, { t, 0 });
 }
 
 static void *site_memalign(const alloc_tag *t, size_t align, size_t n)
 {
-	return do_aligned(align, n, [t] { return slot_for_site(t); });
+	return do_aligned(align, n, [t] { return slot_for_site(t); }, { t, 0 });
 }
 
 EXPORT void *allocinfo_memalign(const alloc_tag *t, size_t a, size_t n)
@@ -378,7 +396,7 @@ EXPORT void *allocinfo_pvalloc(const alloc_tag *t, size_t n)
 	size_t rounded;
 	if (!pvalloc_size(n, &rounded))
 		return nullptr;
-	return do_aligned(page_size(), n, [t] { return slot_for_site(t); }, rounded);
+	return do_aligned(page_size(), n, [t] { return slot_for_site(t); }, { t, 0 }, rounded);
 }
 
 EXPORT int allocinfo_posix_memalign(const alloc_tag *t, void **pp, size_t a, size_t n)
@@ -487,8 +505,17 @@ namespace {
 	return likely(p != nullptr) ? p : new_failed_at(n, slot);
 }
 
+/* new while user callbacks are registered. */
+[[gnu::noinline]] void *new_with_callbacks(size_t n, size_t align, uintptr_t ra, bool nothrow)
+{
+	void *p = callbacks::allocate(ALLOCINFO_OP_NEW, { nullptr, ra }, n, align, 0, false);
+	return likely(p != nullptr) ? p : new_failed(n, align, ra, nothrow);
+}
+
 [[gnu::noinline]] void *new_off(size_t n, uintptr_t ra)
 {
+	if (unlikely(callbacks::wanted()))
+		return new_with_callbacks(n, 0, ra, false);
 	void *p = malloc_off<false>(n, ra);
 	return likely(p != nullptr) ? p : new_failed(n, 0, ra, false);
 }
@@ -502,12 +529,21 @@ inline void *do_new(size_t n, uintptr_t ra)
 
 inline void *do_new_aligned(size_t n, std::align_val_t a, uintptr_t ra)
 {
+	if (unlikely(callbacks::wanted()))
+		return new_with_callbacks(n, (size_t)a, ra, false);
 	void *p = caller_memalign((size_t)a, n, ra);
 	return likely(p != nullptr) ? p : new_failed(n, (size_t)a, ra, false);
 }
 
 inline void *do_new_nothrow(size_t n, size_t align, uintptr_t ra) noexcept
 {
+	if (unlikely(callbacks::wanted())) {
+		try {
+			return new_with_callbacks(n, align, ra, true);
+		} catch (...) {
+			return nullptr;
+		}
+	}
 	void *p = align ? caller_memalign(align, n, ra) : do_malloc(n, ra);
 	if (likely(p != nullptr))
 		return p;
@@ -526,7 +562,7 @@ inline void *do_new_nothrow(size_t n, size_t align, uintptr_t ra) noexcept
 	    record_of(p)->size != n && !(n == 0 && record_of(p)->size == 0))
 		log_message("operator delete(%p, %zu): the allocation was %llu bytes", p, n,
 			    (unsigned long long)record_of(p)->size);
-	do_free(p);
+	do_delete(p);
 }
 
 [[gnu::noinline]] void sized_delete_slow(void *p, size_t n) noexcept
@@ -534,7 +570,7 @@ inline void *do_new_nothrow(size_t n, size_t align, uintptr_t ra) noexcept
 	if (g_fast.debug)
 		sized_delete_debug(p, n);
 	else
-		do_free(p);
+		do_delete(p);
 }
 
 /* Under ALLOCINFO_DEBUG every block has a marked record (or none), never the plain
@@ -554,7 +590,7 @@ inline void do_sized_delete(void *p, size_t n)
 		sized_delete_debug(p, n);
 		return;
 	}
-	do_free(p);
+	do_delete(p);
 }
 
 } /* namespace */
@@ -580,14 +616,14 @@ EXPORT void *operator new[](size_t n, std::align_val_t a, const std::nothrow_t &
 	return do_new_nothrow(n, (size_t)a, RA());
 }
 
-EXPORT void operator delete(void *p) noexcept { do_free(p); }
-EXPORT void operator delete[](void *p) noexcept { do_free(p); }
-EXPORT void operator delete(void *p, const std::nothrow_t &) noexcept { do_free(p); }
-EXPORT void operator delete[](void *p, const std::nothrow_t &) noexcept { do_free(p); }
+EXPORT void operator delete(void *p) noexcept { do_delete(p); }
+EXPORT void operator delete[](void *p) noexcept { do_delete(p); }
+EXPORT void operator delete(void *p, const std::nothrow_t &) noexcept { do_delete(p); }
+EXPORT void operator delete[](void *p, const std::nothrow_t &) noexcept { do_delete(p); }
 EXPORT void operator delete(void *p, size_t n) noexcept { do_sized_delete(p, n); }
 EXPORT void operator delete[](void *p, size_t n) noexcept { do_sized_delete(p, n); }
-EXPORT void operator delete(void *p, std::align_val_t) noexcept { do_free(p); }
-EXPORT void operator delete[](void *p, std::align_val_t) noexcept { do_free(p); }
+EXPORT void operator delete(void *p, std::align_val_t) noexcept { do_delete(p); }
+EXPORT void operator delete[](void *p, std::align_val_t) noexcept { do_delete(p); }
 EXPORT void operator delete(void *p, size_t n, std::align_val_t) noexcept
 {
 	do_sized_delete(p, n);
@@ -598,9 +634,9 @@ EXPORT void operator delete[](void *p, size_t n, std::align_val_t) noexcept
 }
 EXPORT void operator delete(void *p, std::align_val_t, const std::nothrow_t &) noexcept
 {
-	do_free(p);
+	do_delete(p);
 }
 EXPORT void operator delete[](void *p, std::align_val_t, const std::nothrow_t &) noexcept
 {
-	do_free(p);
+	do_delete(p);
 }

@@ -18,6 +18,8 @@
 #              more at the end of every block instead, and no counting (what a
 #              smaller record there would cost)
 #   heaptrack  the baseline binary under heaptrack, when it is installed
+#   cb1, cb3   as on, with ALLOCINFO_CALLBACKS=libcallbacksempty.so: one pair of
+#              empty pre and post callbacks, or three chained (their own rows)
 #
 # Time: runs of the variants are interleaved, repeated, and compared by their median
 # (the ratio of minimums is printed too). Single-threaded rows compare CPU time per
@@ -34,6 +36,7 @@ LIB=$top_builddir/lib/.libs/liballocinfo.so
 CLI=$top_builddir/tools/allocinfo
 RECORD=$B/.libs/librecordonly.so
 TRAILER=$B/.libs/libtraileronly.so
+CALLBACKS=$B/.libs/libcallbacksempty.so
 
 reps=7
 ht_reps=3
@@ -73,6 +76,8 @@ run() {
 	glheap) ALLOCINFO=1 ALLOCINFO_HEAP=glibc "$B/${prog}_tagged" "$@" ;;
 	record) LD_PRELOAD=$RECORD "$B/${prog}_plain" "$@" ;;
 	trailer) LD_PRELOAD=$TRAILER "$B/${prog}_plain" "$@" ;;
+	cb1) ALLOCINFO=1 ALLOCINFO_CALLBACKS=$CALLBACKS BENCH_CALLBACKS=1 "$B/${prog}_tagged" "$@" ;;
+	cb3) ALLOCINFO=1 ALLOCINFO_CALLBACKS=$CALLBACKS BENCH_CALLBACKS=3 "$B/${prog}_tagged" "$@" ;;
 	heaptrack)
 		heaptrack -o "$work/ht" "$B/${prog}_plain" "$@" 2>/dev/null |
 			grep '^wall_ns_per_op='
@@ -193,6 +198,12 @@ for threads in 1 2; do
 	done
 done
 
+# 1b. malloc/free pairs with user callbacks registered.
+for size in 32 4096; do
+	echo "  pairs with callbacks: $size bytes" >&2
+	measure "cbpairs-$size" "base on cb1 cb3" pairs "$size" 1 "$pairs_iters"
+done
+
 # 2. realistic workloads.
 echo "  workloads" >&2
 HT_ARGS=$((4 / scale + 1)) measure ctree "$all" ctree $((40 / scale))
@@ -242,6 +253,23 @@ time_row "peak RSS: C++ map, vector, ..." cxx peak "off on preload glheap record
 time_row "peak RSS: producer/consumer" prodcons peak "off on preload glheap record trailer" 1024 MiB
 time_row "peak RSS: interpreter heap" interp peak "off on preload glheap record trailer" 1024 MiB
 
+# Callback rows: the pair with none registered (the "on" column), with one empty pre
+# and post, with three chained; ratios to the baseline in the columns named.
+cb_ratio() {	# cb_ratio ROW VARIANT -> "1.23x (1.20)"
+	local bm bmin m mmin
+	read -r bm bmin < <(get "$1" base cpu)
+	read -r m mmin < <(get "$1" "$2" cpu)
+	fmt_ratio "$(awk -v m="$m" -v b="$bm" 'BEGIN { if (b > 0 && m != "nan") print m / b; else print "nan" }')" \
+		"$(awk -v m="$mmin" -v b="$bmin" 'BEGIN { if (b > 0 && m != "nan") print m / b; else print "nan" }')"
+}
+for size in 32 4096; do
+	read -r bm bmin < <(get "cbpairs-$size" base cpu)
+	line_of '%-34s %-14s %s%s%s' "malloc/free $size B: none, 1, 3 cb" \
+		"$(awk -v v="$bm" 'BEGIN { printf "%.1f ns/pair", v }')" \
+		"on $(cb_ratio "cbpairs-$size" on)" "1 cb $(cb_ratio "cbpairs-$size" cb1)" \
+		"3 cb $(cb_ratio "cbpairs-$size" cb3)"
+done
+
 # 3. instructions per pair (callgrind): the difference between two run lengths, so
 # start-up and exit cancel out. The path counted is the one that runs natively.
 if [ $use_callgrind = yes ]; then
@@ -256,6 +284,8 @@ if [ $use_callgrind = yes ]; then
 		glheap) prog=$B/pairs_tagged; env=(ALLOCINFO=1 ALLOCINFO_HEAP=glibc) ;;
 		record) prog=$B/pairs_plain; env=(LD_PRELOAD=$RECORD) ;;
 		trailer) prog=$B/pairs_plain; env=(LD_PRELOAD=$TRAILER) ;;
+		cb1) prog=$B/pairs_tagged; env=(ALLOCINFO=1 ALLOCINFO_CALLBACKS=$CALLBACKS BENCH_CALLBACKS=1) ;;
+		cb3) prog=$B/pairs_tagged; env=(ALLOCINFO=1 ALLOCINFO_CALLBACKS=$CALLBACKS BENCH_CALLBACKS=3) ;;
 		esac
 		env "${env[@]}" valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 			"$prog" 32 1 "$n" 2>&1 >/dev/null |
@@ -265,7 +295,7 @@ if [ $use_callgrind = yes ]; then
 	# pairs.c also runs n/16 warm-up pairs.
 	pairs=$(( (n2 + n2 / 16) - (n1 + n1 / 16) ))
 	declare -A ipp
-	for v in base off on preload glheap record trailer; do
+	for v in base off on preload glheap record trailer cb1 cb3; do
 		a=$(ir "$v" $n1)
 		b=$(ir "$v" $n2)
 		ipp[$v]=$(awk -v a="$a" -v b="$b" -v p="$pairs" 'BEGIN { printf "%.1f", (b - a) / p }')
@@ -276,6 +306,9 @@ if [ $use_callgrind = yes ]; then
 			'BEGIN { printf "%-16s", sprintf("%+.1f (%.2fx)", x - b, x / b) }')
 	done
 	line_of '%-34s %-14s %s%-16s' "instructions/pair 32 B (callgrind)" "${ipp[base]}" "$cells" "-"
+	line_of '%-34s %-14s %s' "instructions/pair 32 B, callbacks" "${ipp[base]}" \
+		"$(awk -v o="${ipp[on]}" -v a="${ipp[cb1]}" -v c="${ipp[cb3]}" -v b="${ipp[base]}" \
+			'BEGIN { printf "none %+.1f, 1 cb %+.1f, 3 cb %+.1f", o - b, a - b, c - b }')"
 fi
 
 # 4. memory: extra bytes per live allocation, a million small ones.
@@ -374,5 +407,7 @@ Record only: the baseline with a 16-byte header on every block and no counting;
 the distance from it to the "on" columns is what counting itself costs. 8 B at end:
 the baseline with 8 bytes more at the end of every block instead, and no counting.
 Report rows: time of one allocinfo_print() to /dev/null, per tag, and one
-`allocinfo -p PID` when the CLI is built.
+`allocinfo -p PID` when the CLI is built. Callback rows: the pair with no callback
+registered ("on"), with one pair of empty pre and post callbacks, and with three
+chained (ALLOCINFO_CALLBACKS), as ratios to the base column.
 EOF

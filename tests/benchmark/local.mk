@@ -24,13 +24,17 @@ EXTRA_PROGRAMS = $(BENCH_PROGS)
 
 # Reference columns, preloaded under the baselines, counting nothing: the record alone
 # (16 bytes in front of each block), and an 8-byte trailer at its end instead.
-EXTRA_LTLIBRARIES = tests/benchmark/librecordonly.la tests/benchmark/libtraileronly.la
+EXTRA_LTLIBRARIES = tests/benchmark/librecordonly.la tests/benchmark/libtraileronly.la \
+	tests/benchmark/libcallbacksempty.la
 tests_benchmark_librecordonly_la_SOURCES = tests/benchmark/record_only.c \
 	tests/benchmark/shim.h tests/benchmark/shim_derived.h
 tests_benchmark_librecordonly_la_LDFLAGS = -module -avoid-version -rpath /nowhere
 tests_benchmark_libtraileronly_la_SOURCES = tests/benchmark/trailer_only.c \
 	tests/benchmark/shim.h tests/benchmark/shim_derived.h
 tests_benchmark_libtraileronly_la_LDFLAGS = -module -avoid-version -rpath /nowhere
+# Empty user callbacks (ALLOCINFO_CALLBACKS), one pair or a chain: their cost alone.
+tests_benchmark_libcallbacksempty_la_SOURCES = tests/benchmark/callbacks_empty.c
+tests_benchmark_libcallbacksempty_la_LDFLAGS = -module -avoid-version -rpath /nowhere
 
 BENCH_LIBS = lib/liballocinfo.la -lpthread
 BENCH_LINK = -no-install

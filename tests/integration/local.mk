@@ -29,3 +29,17 @@ EXTRA_DIST += tests/integration/report_paths.sh tests/integration/report_paths.c
 # The README's and the user guide's report samples are what scripts/demo.sh prints.
 TESTS += tests/integration/doc_samples.sh
 EXTRA_DIST += tests/integration/doc_samples.sh
+
+# The example callback libraries (Documentation/examples) on a real program, tagged
+# and under LD_PRELOAD.
+check_PROGRAMS += tests/integration/callbacks_prog tests/integration/callbacks_prog_plain
+tests_integration_callbacks_prog_SOURCES = tests/integration/callbacks_prog.c
+tests_integration_callbacks_prog_CFLAGS = $(AM_CFLAGS) -g
+tests_integration_callbacks_prog_LDADD = $(TEST_LDADD) -lpthread
+tests_integration_callbacks_prog_LDFLAGS = $(TEST_LINK_FLAGS) -no-install
+tests_integration_callbacks_prog_plain_SOURCES = tests/integration/callbacks_prog.c
+tests_integration_callbacks_prog_plain_CPPFLAGS = $(AM_CPPFLAGS) -DPLAIN_BUILD
+tests_integration_callbacks_prog_plain_CFLAGS = $(AM_CFLAGS) -g
+tests_integration_callbacks_prog_plain_LDADD = -lpthread
+TESTS += tests/integration/callbacks.sh
+EXTRA_DIST += tests/integration/callbacks.sh

@@ -153,3 +153,30 @@ tests_unit_test_callers_bound_LDADD = $(UNIT_LDADD)
 tests_unit_test_callers_bound_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_callers_bound
 endif
+
+if ENABLE_UNIT
+# A callback library for ALLOCINFO_CALLBACKS; like the plugin, not linked with the
+# library; like the examples, never instrumented.
+check_LTLIBRARIES += tests/unit/libcblib.la
+tests_unit_libcblib_la_SOURCES = tests/unit/cblib.c
+tests_unit_libcblib_la_CFLAGS = -std=gnu11 $(WARN_CFLAGS) -g
+tests_unit_libcblib_la_LDFLAGS = -rpath /nowhere -avoid-version -module
+AM_TESTS_ENVIRONMENT += CBLIB='$(abs_top_builddir)/tests/unit/.libs/libcblib.so'; export CBLIB;
+
+check_PROGRAMS += tests/unit/test_callbacks
+tests_unit_test_callbacks_SOURCES = tests/unit/test_callbacks.c
+tests_unit_test_callbacks_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_callbacks_LDADD = tests/unit/libplain.la $(UNIT_LDADD) $(DL_LIBS) -lpthread
+tests_unit_test_callbacks_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/unit/test_callbacks
+endif
+
+if ENABLE_UNIT
+check_PROGRAMS += tests/unit/test_callbacks_cxx
+tests_unit_test_callbacks_cxx_SOURCES = tests/unit/test_callbacks_cxx.cpp
+tests_unit_test_callbacks_cxx_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_callbacks_cxx_CXXFLAGS = $(AM_CXXFLAGS) -g -O1
+tests_unit_test_callbacks_cxx_LDADD = $(UNIT_LDADD) $(DL_LIBS)
+tests_unit_test_callbacks_cxx_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/unit/test_callbacks_cxx
+endif
