@@ -19,15 +19,18 @@ slow_plan slow_mode()
 		break;
 	case STATE_STARTING:	/* the initialising thread, allocating */
 	case STATE_UNINIT:	/* a sanitizer build before constructors: the bootstrap arena */
-		return { how::discard, RECORD_F_UNCOUNTED };
-	default:
+		return { how::discard, RECORD_F_UNCOUNTED | backend::g_foreign_flag };
+	default:		/* another allocator's blocks carry a record even then */
+		if (backend::g_foreign_flag)
+			return { how::discard, RECORD_F_UNCOUNTED | RECORD_F_FOREIGN };
 		return { how::never, 0 };
 	}
 	uint32_t debug = g_fast.debug ? RECORD_F_DEBUG : 0;
+	uint32_t foreign = backend::g_foreign_flag;
 	if (__atomic_load_n(g_fast.enabled, __ATOMIC_RELAXED))
-		return { how::counted, debug };
-	if (debug || RECORD_ALWAYS)
-		return { how::discard, debug | RECORD_F_UNCOUNTED };
+		return { how::counted, debug | foreign };
+	if (debug || RECORD_ALWAYS || foreign)
+		return { how::discard, debug | RECORD_F_UNCOUNTED | foreign };
 	return { how::off, 0 };
 }
 
@@ -47,10 +50,24 @@ void release_unowned(void *p) noexcept
 	backend::free(rec);
 }
 
+void *allocate_foreign(uint32_t slot, size_t size, bool zero, uint32_t flags)
+{
+	if (unlikely(size > SIZE_MAX - sizeof(alloc_record))) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+	size_t total = size + sizeof(alloc_record);
+	auto *rec = static_cast<alloc_record *>(zero ? backend::foreign.calloc(1, total)
+						      : backend::foreign.malloc(total));
+	if (unlikely(!rec))
+		return nullptr;
+	return finish(rec, slot, size, RECORD_MAGIC | flags);
+}
+
 void *allocate_planned(slow_plan plan, size_t n, bool zero)
 {
 	if (plan.mode == how::discard)
-		return allocate(ALLOCINFO_TAG_DISCARD, n, zero, plan.flags);
+		return allocate_flagged(ALLOCINFO_TAG_DISCARD, n, zero, plan.flags);
 	return zero ? backend::calloc(1, n) : backend::malloc(n);
 }
 
@@ -59,7 +76,7 @@ void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve,
 	if (reserve < size)
 		reserve = size;
 	if (align <= sizeof(alloc_record) && reserve == size)
-		return allocate(slot, size, false, flags);
+		return allocate_flagged(slot, size, false, flags);
 	if (align & (align - 1))	/* as glibc's memalign: round up to a power of two */
 		align = (size_t)1 << (64 - __builtin_clzl(align));
 	size_t total;
@@ -68,7 +85,9 @@ void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve,
 		errno = align == 0 || align > ((size_t)1 << 62) ? EINVAL : ENOMEM;
 		return nullptr;
 	}
-	char *base = static_cast<char *>(backend::memalign(align, total));
+	char *base = static_cast<char *>(flags & RECORD_F_FOREIGN
+					 ? backend::foreign.memalign(align, total)
+					 : backend::memalign(align, total));
 	if (!base)
 		return nullptr;
 	uint32_t shift = (uint32_t)__builtin_ctzl(align);
@@ -100,16 +119,27 @@ bool check_pointer(void *p, const char *what)
 		backend::free(p);
 }
 
+/* A block without a record under debugging (one of ours has a record: this is a wrong
+ * pointer, unless it passes the checks), or over another allocator (the allocator
+ * made it itself). */
+[[gnu::noinline]] static void release_plain_other(void *p) noexcept
+{
+	if (backend::g_foreign_flag)
+		backend::foreign.free(p);
+	else
+		release_checked(p);
+}
+
 /* Every branch a tail call: the path of blocks made while counting was off needs no
  * stack frame. */
 void release_other(void *p) noexcept
 {
 	if ((record_of(p)->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
 		release_slow(p);
-	else if (!RECORD_ALWAYS && unlikely(g_fast.debug))
-		release_checked(p);
-	else
-		backend::free(p);	/* made while counting was off, or by a sanitizer */
+	else if (!RECORD_ALWAYS && unlikely(g_fast.plain_free_checked))
+		release_plain_other(p);
+	else	/* made while counting was off, or by a sanitizer */
+		backend::free(p);
 }
 
 void release_slow(void *p) noexcept
@@ -125,7 +155,10 @@ void release_slow(void *p) noexcept
 		base = static_cast<char *>(p) - ((size_t)1 << ((meta & RECORD_SHIFT_MASK) >> 8));
 	if (meta & RECORD_F_DEBUG)
 		rec->meta = 0;	/* a second free of p is then caught */
-	backend::free(base);
+	if (meta & RECORD_F_FOREIGN)
+		backend::foreign.free(base);
+	else
+		backend::free(base);
 }
 
 void release_small_other(void *p) noexcept
@@ -145,7 +178,7 @@ void release_small_other(void *p) noexcept
 /* Moves p (with or without a record) into a new block by hand. */
 static void *move_block(uint32_t slot, void *p, size_t old_size, size_t size, uint32_t flags)
 {
-	void *q = allocate(slot, size, false, flags);
+	void *q = allocate_flagged(slot, size, false, flags);
 	if (!q)
 		return nullptr;
 	memcpy(q, p, old_size < size ? old_size : size);
@@ -185,12 +218,14 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 	if (small::contains(p, g_fast.small_base))
 		return reallocate_small(slot, p, size, flags);
 	if (!has_record(p)) {
-		if (!RECORD_ALWAYS && unlikely(g_fast.debug) && !check_pointer(p, "realloc")) {
+		if (!RECORD_ALWAYS && unlikely(g_fast.debug) && !backend::g_foreign_flag &&
+		    !check_pointer(p, "realloc")) {
 			errno = EINVAL;
 			return nullptr;
 		}
-		/* Made while counting was off (or by a sanitizer): it gets a record now. */
-		return move_block(slot, p, backend::usable_size(p), size, flags);
+		/* Made while counting was off (or by a sanitizer or the allocator itself): it
+		 * gets a record now. */
+		return move_block(slot, p, backend::usable_size_plain(p), size, flags);
 	}
 	alloc_record *rec = record_of(p);
 	uint32_t meta = rec->meta;
@@ -200,15 +235,19 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 	}
 	uint32_t old_slot = record_slot(rec);
 	size_t old_size = rec->size;
-	if ((meta & RECORD_SHIFT_MASK) || backend::owns_bootstrap(rec))
-		/* glibc's realloc would not keep the alignment. */
+	if ((meta & RECORD_SHIFT_MASK) || backend::owns_bootstrap(rec) ||
+	    ((meta ^ flags) & RECORD_F_FOREIGN))
+		/* glibc's realloc would not keep the alignment; nor can one allocator's
+		 * realloc take another's block. */
 		return move_block(slot, p, old_size, size, flags);
 	size_t total;
 	if (__builtin_add_overflow(size, sizeof(alloc_record), &total)) {
 		errno = ENOMEM;
 		return nullptr;
 	}
-	auto *nrec = static_cast<alloc_record *>(backend::realloc(rec, total));
+	auto *nrec = static_cast<alloc_record *>(meta & RECORD_F_FOREIGN
+						 ? backend::foreign.realloc(rec, total)
+						 : backend::realloc(rec, total));
 	if (!nrec)
 		return nullptr;	/* the old block is untouched, and so are its counts */
 	nrec->size = size;
@@ -229,7 +268,7 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 void *reallocate_off(void *p, size_t size)
 {
 	if (!small::contains(p, g_fast.small_base) && !has_record(p))
-		return backend::realloc(p, size);
+		return backend::realloc_plain(p, size);
 	/* Counted when made: uncounted now, and kept in a record charged to nothing. */
 	return reallocate(ALLOCINFO_TAG_DISCARD, p, size, RECORD_F_UNCOUNTED);
 }
@@ -241,13 +280,14 @@ size_t usable_size(void *p)
 		return small::usable(small::class_at(p, small_base));
 	alloc_record *rec = record_of(p);
 	uint32_t meta = rec->meta;
-	if (meta & RECORD_SHIFT_MASK) {
-		size_t align = (size_t)1 << ((meta & RECORD_SHIFT_MASK) >> 8);
-		char *base = static_cast<char *>(p) - align;
-		return backend::usable_size(base) - align;
-	}
-	size_t n = backend::usable_size(rec);
-	return n >= sizeof(alloc_record) ? n - sizeof(alloc_record) : 0;
+	size_t offset = sizeof(alloc_record);
+	if (meta & RECORD_SHIFT_MASK)
+		offset = (size_t)1 << ((meta & RECORD_SHIFT_MASK) >> 8);
+	char *base = static_cast<char *>(p) - offset;
+	size_t n = meta & RECORD_F_FOREIGN ? backend::foreign.usable_size(base)
+					   : backend::usable_size(base);
+	/* An allocator without malloc_usable_size: what was asked for. */
+	return n >= offset + rec->size ? n - offset : rec->size;
 }
 
 } /* namespace allocinfo */

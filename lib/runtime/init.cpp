@@ -27,8 +27,8 @@ extern "C" {
 EXPORT __thread struct allocinfo_thread allocinfo__thread
 	__attribute__((tls_model("initial-exec")));
 /* The header's inline fast path: the same switch as `go`, and the same plain blocks
- * as plain_when_off; only with glibc underneath (a sanitizer's allocator must see
- * every block). Copies, set together: a program may copy-relocate this exported
+ * as plain_when_off; only with glibc underneath (a sanitizer's or another allocator
+ * must see every block, and the inline path calls glibc's). Copies, set together: a program may copy-relocate this exported
  * object, so the library would reach it through the GOT, where g_fast is one
  * RIP-relative load away. */
 EXPORT struct allocinfo__inline_state_v1 allocinfo__inline_v1 = { &allocinfo::g_stop, 0, 0 };
@@ -36,18 +36,26 @@ EXPORT struct allocinfo__inline_state_v1 allocinfo__inline_v1 = { &allocinfo::g_
 
 namespace allocinfo {
 
-alignas(64) fast_state g_fast = { &g_stop, nullptr, 0, 0, 0, 0, 0, 0, nullptr, small::NO_BASE };
+alignas(64) fast_state g_fast = { &g_stop, nullptr, 0, 0, 0, 0, 0, 0, nullptr, small::NO_BASE, 0 };
 
 namespace {
 
 pid_t g_starting_tid;
 
-/* Counting off (or never on) means plain glibc blocks, unless a sanitizer's allocator
- * is underneath. */
+/* Counting off (or never on) means plain glibc blocks, unless a sanitizer's or
+ * another allocator is underneath. */
 void set_plain_when_off()
 {
-	g_fast.plain_when_off = !RECORD_ALWAYS;
-	allocinfo__inline_v1.plain = !RECORD_ALWAYS;
+	bool plain = !RECORD_ALWAYS && !backend::g_foreign_flag;
+	g_fast.plain_when_off = plain;
+	allocinfo__inline_v1.plain = plain;
+}
+
+/* The fast paths (the library's and the header's) only over glibc: another
+ * allocator's blocks are all made on the out-of-line paths. */
+bool glibc_underneath()
+{
+	return backend::g_underneath == backend::underneath::glibc;
 }
 
 /* Under a sanitizer, the sanitizer's own start-up calls malloc before its
@@ -79,13 +87,15 @@ void fork_child()
 
 void start()
 {
+	/* Before anything is allocated: from here on blocks are the right allocator's. */
+	backend::init();
+	g_fast.plain_free_checked = backend::g_foreign_flag != 0;
 	options o = read_options();
 	if (o.mode == profiling_mode::never) {
 		__atomic_store_n(&g_fast.state, STATE_NEVER, __ATOMIC_RELEASE);
 		set_plain_when_off();	/* every block plain, cheaply */
 		return;
 	}
-	backend::init();
 	if (!store_create(o.store) || !caller_tags_init()) {
 		log_message("cannot map memory for the counters; profiling is off");
 		__atomic_store_n(&g_fast.state, STATE_NEVER, __ATOMIC_RELEASE);
@@ -100,11 +110,13 @@ void start()
 	g_fast.counter_mask = counter_offset(h->tag_capacity - 1);
 	g_fast.enabled = &h->enabled;
 	g_fast.debug = o.debug;
+	g_fast.plain_free_checked = o.debug || backend::g_foreign_flag;
 	if (!shards_init())
 		log_message("no thread exit hook: threads count in per-CPU shards");
-	/* Its own small blocks only over glibc and without debugging: a sanitizer's
-	 * allocator must see every block, and debugging checks records. */
-	if (o.heap == heap_kind::own && !o.debug && !RECORD_ALWAYS) {
+	/* Its own small blocks only over glibc and without debugging: a sanitizer's or
+	 * the program's own allocator must see every block, and debugging checks
+	 * records. */
+	if (o.heap == heap_kind::own && !o.debug && !RECORD_ALWAYS && glibc_underneath()) {
 		if (small::init())
 			allocinfo__inline_v1.small_max = small::MAX;
 		else
@@ -113,9 +125,11 @@ void start()
 	}
 	registry_init();
 	__atomic_store_n(&g_fast.state, STATE_RUNNING, __ATOMIC_RELEASE);
-	/* Debugging takes the slow path, which checks every pointer. */
-	if (!o.debug) {
+	/* Debugging takes the slow path, which checks every pointer; so does every
+	 * allocation over another allocator. */
+	if (!o.debug)
 		set_plain_when_off();
+	if (!o.debug && glibc_underneath()) {
 		__atomic_store_n(&g_fast.go, g_fast.enabled, __ATOMIC_RELEASE);
 		if (!RECORD_ALWAYS)
 			__atomic_store_n(&allocinfo__inline_v1.go, g_fast.enabled, __ATOMIC_RELEASE);

@@ -53,6 +53,9 @@ struct alignas(64) fast_state {
 	const uint32_t *enabled;	/* the store's run-time switch */
 	uintptr_t small_base;		/* the small-block heap (small_heap.h), or
 					 * small::NO_BASE */
+	uint32_t plain_free_checked;	/* debugging, or another allocator underneath:
+					 * free() of a block without a record is not
+					 * glibc's plain free */
 };
 extern fast_state g_fast HIDDEN;
 
@@ -68,8 +71,8 @@ extern const uint32_t g_stop HIDDEN;
  * them apart by `meta`, the 4 bytes just below the pointer. Below a glibc pointer
  * those are the high half of the chunk's size word, which is 0 for any chunk under
  * 4 GiB and can never reach RECORD_MAGIC's range (chunks of 2^63 bytes and more).
- * With ALLOCINFO_DEBUG or a sanitizer's allocator underneath (whose headers we do not
- * know), every allocation gets a record instead.
+ * With ALLOCINFO_DEBUG or a sanitizer's or another allocator underneath (whose headers
+ * we do not know), every allocation gets a record instead.
  *
  * `meta` == RECORD_MAGIC exactly is the common case that free() handles inline; any
  * other bit (an alignment shift, a debug record, a sampler's mark) sends it to the
@@ -96,6 +99,7 @@ constexpr uint32_t RECORD_SHIFT_MASK = 0x0000ff00u; /* log2(alignment) when > 16
 constexpr uint32_t RECORD_F_SAMPLED = 0x1u;	/* spare: a sampler's mark */
 constexpr uint32_t RECORD_F_DEBUG = 0x2u;	/* made under ALLOCINFO_DEBUG: checked at free */
 constexpr uint32_t RECORD_F_UNCOUNTED = 0x4u;	/* charged to nothing, not even the discard slot */
+constexpr uint32_t RECORD_F_FOREIGN = 0x8u;	/* the block is another allocator's (backend.h) */
 
 #ifdef ALLOCINFO_BACKEND_NEXT
 constexpr bool RECORD_ALWAYS = true;	/* the sanitizer's headers are not glibc's */

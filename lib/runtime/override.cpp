@@ -48,7 +48,7 @@ template <bool Zero>
 {
 	slow_plan plan = slow_mode();
 	if (plan.mode == how::counted)
-		return allocate(slot_for_caller(ra), n, zero, plan.flags);
+		return allocate_flagged(slot_for_caller(ra), n, zero, plan.flags);
 	return allocate_planned(plan, n, zero);
 }
 
@@ -62,7 +62,7 @@ template <bool Zero>
 {
 	slow_plan plan = slow_mode();
 	if (plan.mode == how::counted)
-		return allocate(slot_for_site(t), n, zero, plan.flags);
+		return allocate_flagged(slot_for_site(t), n, zero, plan.flags);
 	return allocate_planned(plan, n, zero);
 }
 
@@ -157,7 +157,7 @@ inline void *do_realloc(void *p, size_t n, SlotFn slot_fn)
 		return p ? reallocate_off(p, n) : backend::malloc(n);
 	uint32_t slot = plan.mode == how::discard ? ALLOCINFO_TAG_DISCARD : slot_fn();
 	if (!p)
-		return allocate(slot, n, false, plan.flags);
+		return allocate_flagged(slot, n, false, plan.flags);
 	return reallocate(slot, p, n, plan.flags);
 }
 
@@ -283,7 +283,7 @@ EXPORT size_t malloc_usable_size(void *p)
 			return backend::usable_size(p);
 	}
 	return small::contains(p, g_fast.small_base) || has_record(p) ? usable_size(p)
-								     : backend::usable_size(p);
+								     : backend::usable_size_plain(p);
 }
 
 /* ---- the _noprof variants: charged to the current tag, else to the caller --------
@@ -470,7 +470,7 @@ namespace {
 			p = allocate(slot, n, false);
 		} else {
 			slow_plan plan = slow_mode();
-			p = plan.mode == how::counted ? allocate(slot, n, false, plan.flags)
+			p = plan.mode == how::counted ? allocate_flagged(slot, n, false, plan.flags)
 						      : allocate_planned(plan, n, false);
 		}
 		if (p)
