@@ -13,7 +13,13 @@ alloc_tag g_discard_tag = { "", "", 0, 0, ALLOCINFO_TAG_DISCARD,
 
 slow_plan slow_mode()
 {
-	ensure_init();
+	uint32_t state = __atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE);
+	/* Over another allocator every allocation comes here: its common case first. */
+	if (likely(state == STATE_RUNNING) && backend::g_foreign_flag && !g_fast.debug &&
+	    __atomic_load_n(g_fast.enabled, __ATOMIC_RELAXED))
+		return { how::counted, RECORD_F_FOREIGN };
+	if (state != STATE_RUNNING && state != STATE_NEVER)
+		ensure_init();
 	switch (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE)) {
 	case STATE_RUNNING:
 		break;
@@ -146,6 +152,13 @@ void release_slow(void *p) noexcept
 {
 	alloc_record *rec = record_of(p);
 	uint32_t meta = rec->meta;
+	char *shard = thread_shard();
+	if (likely(meta == (RECORD_MAGIC | RECORD_F_FOREIGN) && shard)) {
+		/* Another allocator's counted block: release()'s steps, its free. */
+		sub_owned_at(shard, rec->counter & g_fast.counter_mask, (int64_t)rec->size);
+		backend::foreign.free(rec);
+		return;
+	}
 	if ((meta & RECORD_F_DEBUG) && !check_pointer(p, "free"))
 		return;
 	if (!(meta & RECORD_F_UNCOUNTED))
