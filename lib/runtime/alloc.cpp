@@ -2,6 +2,7 @@
 /* The less frequent allocation paths: start-up and the switch, aligned blocks,
  * realloc, blocks without a plain record, checks. */
 #include "alloc.h"
+#include "route.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -16,10 +17,15 @@ slow_plan slow_mode()
 	uint32_t state = __atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE);
 	/* Over another allocator every allocation comes here: its common case first. */
 	if (likely(state == STATE_RUNNING) && backend::g_foreign_flag && !g_fast.debug &&
-	    __atomic_load_n(g_fast.enabled, __ATOMIC_RELAXED))
+	    __atomic_load_n(g_fast.enabled, __ATOMIC_RELAXED)) {
+		if (route_pending())	/* objects loaded since: their calls too */
+			route_new_objects();
 		return { how::counted, RECORD_F_FOREIGN };
+	}
 	if (state != STATE_RUNNING && state != STATE_NEVER)
 		ensure_init();
+	if (route_pending())
+		route_new_objects();
 	switch (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE)) {
 	case STATE_RUNNING:
 		break;
@@ -157,6 +163,8 @@ void release_slow(void *p) noexcept
 		/* Another allocator's counted block: release()'s steps, its free. */
 		sub_owned_at(shard, rec->counter & g_fast.counter_mask, (int64_t)rec->size);
 		backend::foreign.free(rec);
+		if (route_pending())	/* objects loaded since: their calls too */
+			route_new_objects();
 		return;
 	}
 	if ((meta & RECORD_F_DEBUG) && !check_pointer(p, "free"))

@@ -18,6 +18,7 @@ namespace backend {
 
 table foreign;
 uint32_t g_foreign_flag;
+bool g_fast_path = true;
 underneath g_underneath = underneath::glibc;
 
 namespace {
@@ -177,10 +178,40 @@ void init()
 	}
 	if (!chosen || !fill_foreign(chosen))
 		return;
+	g_fast_path = false;
 	g_underneath = kind;
 	g_foreign_flag = RECORD_F_FOREIGN;
-	if (kind == underneath::first)
+	next_usable_size = foreign.usable_size;
+	/* When the allocator comes first, its calls are routed to us, and objects
+	 * loaded later must be routed too: the out-of-line paths check for them, so
+	 * the fast path is not used. */
+	if (kind == underneath::first) {
 		route_calls(chosen, self);
+		return;
+	}
+	void *fns[NR_BACKEND] = {
+		reinterpret_cast<void *>(foreign.malloc), reinterpret_cast<void *>(foreign.calloc),
+		reinterpret_cast<void *>(foreign.realloc), reinterpret_cast<void *>(foreign.free),
+		reinterpret_cast<void *>(foreign.memalign),
+	};
+	void *saved[NR_BACKEND];
+	for (unsigned i = 0; i < NR_BACKEND; i++)
+		saved[i] = got_entry(i);
+	if (redirect_backend(self, fns))
+		g_fast_path = true;
+	else	/* all or nothing: the slow paths call `foreign` themselves */
+		redirect_backend(self, saved);
+}
+
+void *got_entry(unsigned i)
+{
+	switch (i) {
+	case 0: return reinterpret_cast<void *>(&__libc_malloc);
+	case 1: return reinterpret_cast<void *>(&__libc_calloc);
+	case 2: return reinterpret_cast<void *>(&__libc_realloc);
+	case 3: return reinterpret_cast<void *>(&__libc_free);
+	default: return reinterpret_cast<void *>(&__libc_memalign);
+	}
 }
 
 /* Resolved on first use, when the process is up: dlsym may allocate. */
@@ -217,6 +248,11 @@ void *bootstrap_alloc(size_t n, size_t align)
 bool owns_bootstrap(const void *p)
 {
 	return (const char *)p >= arena && (const char *)p < arena + sizeof(arena);
+}
+
+void *got_entry(unsigned)
+{
+	return nullptr;
 }
 
 /* The sanitizer's allocator is the one underneath: no other is looked for. */

@@ -57,6 +57,14 @@ extern table foreign HIDDEN;
 extern uint32_t g_foreign_flag HIDDEN;
 /* Detection's result, for the tests and the report's status. */
 extern underneath g_underneath HIDDEN;
+/* The fast path may be taken: glibc underneath, or another allocator after us in
+ * lookup order that the library's own GOT entries for glibc's __libc_* functions
+ * now lead to (route.h's redirect_backend()). */
+extern bool g_fast_path HIDDEN;
+
+/* Where the library's GOT entry for glibc's __libc_malloc, __libc_calloc,
+ * __libc_realloc, __libc_free or __libc_memalign (i = 0 to 4) leads now. */
+void *got_entry(unsigned i) HIDDEN;
 
 /* Finds the allocator underneath (and routes the process's calls to us when it comes
  * first); called once, at the start of start-up, before anything is allocated. */

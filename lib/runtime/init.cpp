@@ -51,8 +51,8 @@ void set_plain_when_off()
 	allocinfo__inline_v1.plain = plain;
 }
 
-/* The fast paths (the library's and the header's) only over glibc: another
- * allocator's blocks are all made on the out-of-line paths. */
+/* The header's inline path (which calls the program's own __libc_malloc) and the
+ * small-block heap only over glibc. */
 bool glibc_underneath()
 {
 	return backend::g_underneath == backend::underneath::glibc;
@@ -125,13 +125,14 @@ void start()
 	}
 	registry_init();
 	__atomic_store_n(&g_fast.state, STATE_RUNNING, __ATOMIC_RELEASE);
-	/* Debugging takes the slow path, which checks every pointer; so does every
-	 * allocation over another allocator. */
+	/* Debugging takes the slow path, which checks every pointer. Over another
+	 * allocator, the library's fast path allocates from it (backend.h), the
+	 * header's inline path never. */
 	if (!o.debug)
 		set_plain_when_off();
-	if (!o.debug && glibc_underneath()) {
+	if (!o.debug && backend::g_fast_path) {
 		__atomic_store_n(&g_fast.go, g_fast.enabled, __ATOMIC_RELEASE);
-		if (!RECORD_ALWAYS)
+		if (!RECORD_ALWAYS && glibc_underneath())
 			__atomic_store_n(&allocinfo__inline_v1.go, g_fast.enabled, __ATOMIC_RELEASE);
 	}
 }

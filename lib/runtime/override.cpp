@@ -17,6 +17,7 @@
 #include <new>
 
 #include "alloc.h"
+#include "route.h"
 
 using namespace allocinfo;
 
@@ -429,7 +430,9 @@ EXPORT int dlclose(void *handle)
 		fn = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
 		__atomic_store_n(&next, fn, __ATOMIC_RELEASE);
 	}
+	route_before_dlclose();
 	int r = fn(handle);
+	route_after_dlclose();
 	scan_unloaded();
 	return r;
 }

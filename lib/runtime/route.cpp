@@ -8,8 +8,12 @@
  */
 #include "route.h"
 
+#include "backend.h"
+
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -43,39 +47,62 @@ const char *const routed_names[] = {
 };
 constexpr unsigned NR_ROUTED = sizeof(routed_names) / sizeof(routed_names[0]);
 
+/* Every member has an initializer: g_job is then initialized at compile time, since
+ * routing runs from the library's constructor, before dynamic initializers. */
 struct route_job {
-	void *ours[NR_ROUTED];
-	const ElfW(Dyn) *skip_dynamic;	/* the allocator's */
-	uintptr_t loader_base, vdso_base;
-	unsigned rewritten;
+	const char *const *names = routed_names;	/* the symbols to rewrite */
+	unsigned nr_names = NR_ROUTED;
+	void *ours[NR_ROUTED] = {};	/* what each entry gets (null: left alone) */
+	const ElfW(Dyn) *only = nullptr;	/* just this object, when set */
+	const ElfW(Dyn) *skip_dynamic = nullptr;	/* the allocator's */
+	uintptr_t loader_base = 0, vdso_base = 0;
+	unsigned rewritten = 0, failed = 0;
+	/* Routing objects loaded later: only those after `after` (the dynamic section
+	 * of the last object routed; all when null), and only while each is ready. */
+	bool later = false;
+	const ElfW(Dyn) *after = nullptr;
+	bool after_seen = false, stopped = false;
+	const ElfW(Dyn) *last_routed = nullptr;
 };
+
+/* Kept from the first routing, for objects loaded later. */
+route_job g_job;
+bool g_routing_busy;
 
 #ifndef ALLOCINFO_NO_ROUTING
 
-int routed_index(const char *name)
+int routed_index(const route_job *job, const char *name)
 {
-	for (unsigned i = 0; i < NR_ROUTED; i++)
-		if (name[0] == routed_names[i][0] && !strcmp(name, routed_names[i]))
+	for (unsigned i = 0; i < job->nr_names; i++)
+		if (name[0] == job->names[i][0] && !strcmp(name, job->names[i]))
 			return (int)i;
 	return -1;
 }
 
-/* Stores fn at slot, lifting RELRO's protection around the store when needed. */
-void store_entry(void **slot, void *fn, uintptr_t relro_start, uintptr_t relro_end)
+uintptr_t page_down(uintptr_t a)
+{
+	return a & ~((uintptr_t)sysconf(_SC_PAGESIZE) - 1);
+}
+
+/* Stores fn at slot, lifting RELRO's protection around the store when needed. The
+ * loader protects the whole pages of the segment only, [relro_start, relro_end)
+ * here: the rest stays writable. */
+bool store_entry(void **slot, void *fn, uintptr_t relro_start, uintptr_t relro_end)
 {
 	if (__atomic_load_n(slot, __ATOMIC_RELAXED) == fn)
-		return;
+		return true;
 	uintptr_t a = (uintptr_t)slot;
 	if (a >= relro_start && a + sizeof(void *) <= relro_end) {
-		uintptr_t page = a & ~((uintptr_t)sysconf(_SC_PAGESIZE) - 1);
+		uintptr_t page = page_down(a);
 		size_t len = (size_t)sysconf(_SC_PAGESIZE);
 		if (mprotect((void *)page, len, PROT_READ | PROT_WRITE))
-			return;
+			return false;
 		__atomic_store_n(slot, fn, __ATOMIC_RELEASE);
 		mprotect((void *)page, len, PROT_READ);
-		return;
+		return true;
 	}
 	__atomic_store_n(slot, fn, __ATOMIC_RELEASE);
+	return true;
 }
 
 /* The dynamic section's addresses: relocated in place by the loader where the section
@@ -96,20 +123,61 @@ void route_table(route_job *job, uintptr_t base, const ElfW(Rela) *rela, size_t 
 			continue;
 		if (type != REL_SLOT && rela[i].r_addend)
 			continue;
-		int k = routed_index(strtab + symtab[sym].st_name);
+		int k = routed_index(job, strtab + symtab[sym].st_name);
 		if (k < 0 || !job->ours[k])
 			continue;
-		store_entry((void **)(base + rela[i].r_offset), job->ours[k], relro_start, relro_end);
-		job->rewritten++;
+		if (store_entry((void **)(base + rela[i].r_offset), job->ours[k], relro_start,
+				relro_end))
+			job->rewritten++;
+		else
+			job->failed++;
 	}
+}
+
+/* Whether the page holding addr is writable now, from /proc/self/maps (read with
+ * system calls into the stack: this runs inside malloc). -1 when it cannot tell. */
+int page_writable(uintptr_t addr)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	char buf[4096];
+	size_t have = 0;
+	int found = -1;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		char *line = buf, *nl;
+		while ((nl = strchr(line, '\n'))) {
+			*nl = '\0';
+			char *end;
+			uintptr_t start = strtoul(line, &end, 16), stop = 0;
+			if (*end == '-')
+				stop = strtoul(end + 1, &end, 16);
+			if (addr >= start && addr < stop && *end == ' ') {
+				found = end[2] == 'w';
+				break;
+			}
+			line = nl + 1;
+		}
+		if (found >= 0)
+			break;
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1)	/* a line longer than the buffer */
+			have = 0;
+	}
+	close(fd);
+	return found;
 }
 
 int route_object(struct dl_phdr_info *info, size_t, void *arg)
 {
 	auto *job = static_cast<route_job *>(arg);
 	uintptr_t base = info->dlpi_addr;
-	if ((base == job->loader_base && base) || (base == job->vdso_base && base))
-		return 0;
 	const ElfW(Dyn) *dynamic = nullptr;
 	uintptr_t relro_start = 0, relro_end = 0;
 	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
@@ -117,11 +185,27 @@ int route_object(struct dl_phdr_info *info, size_t, void *arg)
 		if (ph->p_type == PT_DYNAMIC)
 			dynamic = reinterpret_cast<const ElfW(Dyn) *>(base + ph->p_vaddr);
 		else if (ph->p_type == PT_GNU_RELRO) {
-			relro_start = base + ph->p_vaddr;
-			relro_end = relro_start + ph->p_memsz;
+			relro_start = page_down(base + ph->p_vaddr);
+			relro_end = page_down(base + ph->p_vaddr + ph->p_memsz);
 		}
 	}
-	if (!dynamic || dynamic == job->skip_dynamic)
+	if (job->later) {
+		if (job->stopped)
+			return 0;
+		if (job->after && !job->after_seen) {
+			job->after_seen = dynamic == job->after;
+			return 0;
+		}
+		/* Still being relocated (its RELRO not protected yet): later. */
+		if (relro_start < relro_end && page_writable(relro_start) != 0) {
+			job->stopped = true;
+			return 0;
+		}
+		job->last_routed = dynamic;
+	}
+	if ((base == job->loader_base && base) || (base == job->vdso_base && base))
+		return 0;
+	if (!dynamic || dynamic == job->skip_dynamic || (job->only && dynamic != job->only))
 		return 0;
 	const ElfW(Sym) *symtab = nullptr;
 	const char *strtab = nullptr;
@@ -227,15 +311,113 @@ unsigned route_calls(struct link_map *allocator, struct link_map *self)
 	(void)self;
 	return 0;
 #else
-	route_job job = {};
+	route_job &job = g_job;
+	job.names = routed_names;
+	job.nr_names = NR_ROUTED;
 	for (unsigned i = 0; i < NR_ROUTED; i++)
 		job.ours[i] = defined_symbol(self, routed_names[i]);
 	job.skip_dynamic = allocator->l_ld;
 	job.loader_base = getauxval(AT_BASE);
 	job.vdso_base = getauxval(AT_SYSINFO_EHDR);
 	dl_iterate_phdr(route_object, &job);
+	struct link_map *last = _r_debug.r_map;
+	while (last && last->l_next)
+		last = last->l_next;
+	__atomic_store_n(&g_route_tail, last, __ATOMIC_RELEASE);
 	return job.rewritten;
 #endif
+}
+
+struct link_map *g_route_tail;
+
+bool redirect_backend(struct link_map *self, void *const fns[NR_BACKEND])
+{
+#ifdef ALLOCINFO_NO_ROUTING
+	(void)self;
+	(void)fns;
+	return false;
+#else
+	static const char *const names[NR_BACKEND] = {
+		"__libc_malloc", "__libc_calloc", "__libc_realloc", "__libc_free", "__libc_memalign",
+	};
+	route_job job{};
+	job.names = names;
+	job.nr_names = NR_BACKEND;
+	for (unsigned i = 0; i < NR_BACKEND; i++)
+		job.ours[i] = fns[i];
+	job.only = self->l_ld;
+	job.loader_base = getauxval(AT_BASE);
+	job.vdso_base = getauxval(AT_SYSINFO_EHDR);
+	dl_iterate_phdr(route_object, &job);
+	/* Each entry must now lead to the allocator, or none may: a block must never be
+	 * made by one and freed by the other. */
+	bool all = job.rewritten >= NR_BACKEND && !job.failed;
+	for (unsigned i = 0; i < NR_BACKEND && all; i++)
+		all = backend::got_entry(i) == fns[i];
+	return all;
+#endif
+}
+
+namespace {
+
+/* The loader's list entry whose dynamic section is `dynamic`, or null. */
+struct link_map *map_of(const ElfW(Dyn) *dynamic)
+{
+	for (struct link_map *m = _r_debug.r_map; m; m = m->l_next)
+		if (m->l_ld == dynamic)
+			return m;
+	return nullptr;
+}
+
+/* Routes the objects after `after` (all when null) that are ready, and makes the
+ * last of them the tail. One thread at a time; the others go on meanwhile. */
+void route_after(const ElfW(Dyn) *after)
+{
+#ifndef ALLOCINFO_NO_ROUTING
+	if (__atomic_exchange_n(&g_routing_busy, true, __ATOMIC_ACQUIRE))
+		return;
+	route_job &job = g_job;
+	job.later = true;
+	job.after = after;
+	job.after_seen = job.stopped = false;
+	job.last_routed = nullptr;
+	/* dl_iterate_phdr holds the loader's lock while it walks the list. */
+	dl_iterate_phdr(route_object, &job);
+	const ElfW(Dyn) *last = job.last_routed ? job.last_routed : after;
+	struct link_map *tail = last ? map_of(last) : nullptr;
+	if (tail)
+		__atomic_store_n(&g_route_tail, tail, __ATOMIC_RELEASE);
+	__atomic_store_n(&g_routing_busy, false, __ATOMIC_RELEASE);
+#else
+	(void)after;
+#endif
+}
+
+const ElfW(Dyn) *g_tail_before_dlclose;
+
+} /* namespace */
+
+void route_new_objects()
+{
+	struct link_map *tail = __atomic_load_n(&g_route_tail, __ATOMIC_ACQUIRE);
+	if (tail)
+		route_after(tail->l_ld);
+}
+
+void route_before_dlclose()
+{
+	struct link_map *tail = __atomic_exchange_n(&g_route_tail, nullptr, __ATOMIC_ACQ_REL);
+	if (tail)
+		g_tail_before_dlclose = tail->l_ld;
+}
+
+void route_after_dlclose()
+{
+	if (!g_tail_before_dlclose)
+		return;
+	/* Whatever dlclose unloaded, every object still loaded is looked at again:
+	 * routing an object twice stores nothing. */
+	route_after(nullptr);
 }
 
 } /* namespace allocinfo */

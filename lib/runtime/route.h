@@ -27,6 +27,39 @@ void *defined_symbol(const struct link_map *map, const char *name) HIDDEN;
  * many entries now lead to us. */
 unsigned route_calls(struct link_map *allocator, struct link_map *self) HIDDEN;
 
+/*
+ * Over another allocator, the library's own calls to glibc's __libc_malloc,
+ * __libc_calloc, __libc_realloc, __libc_free and __libc_memalign (in that order in
+ * fns) are pointed at that allocator's functions, so that its fast path, which calls
+ * them through the GOT, allocates from it at no cost. True when every entry leads
+ * there; it is the caller's to undo a partial rewrite (or never use the fast path).
+ */
+constexpr unsigned NR_BACKEND = 5;
+bool redirect_backend(struct link_map *self, void *const fns[NR_BACKEND]) HIDDEN;
+
+/*
+ * Objects loaded after routing (dlopen, and glibc's own: NSS modules, iconv) are
+ * appended to the loader's list after the last object routed: the allocation path
+ * over an allocator that came first checks route_pending() (two loads) and routes
+ * them with route_new_objects(). An object is routed only once the loader has
+ * finished relocating it (its RELRO segment is read-only again), never halfway.
+ */
+extern struct link_map *g_route_tail HIDDEN;
+
+static inline bool route_pending()
+{
+	struct link_map *tail = __atomic_load_n(&g_route_tail, __ATOMIC_ACQUIRE);
+	return unlikely(tail != nullptr) &&
+	       unlikely(__atomic_load_n(&tail->l_next, __ATOMIC_RELAXED) != nullptr);
+}
+
+void route_new_objects() HIDDEN;
+
+/* Around dlclose, which may unload the last object routed: stops the checks, then
+ * looks at every object again. */
+void route_before_dlclose() HIDDEN;
+void route_after_dlclose() HIDDEN;
+
 } /* namespace allocinfo */
 
 #endif

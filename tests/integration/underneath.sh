@@ -4,11 +4,14 @@
 # glibc's libc_malloc_debug.so): a program built with the header, the allocator
 # preloaded into it, linked ahead of the library, or linked and the library preloaded
 # ahead of it. Every run must finish with exact counts, each block served by that
-# allocator (tests/unit/underneath.c checks its statistics). A combination whose
+# allocator (tests/unit/underneath.c checks its statistics), also after a library
+# built without the header is loaded with dlopen and blocks cross between them. A combination whose
 # allocator is not installed is skipped, and said so.
 set -u
 [ "${ALLOCINFO_SANITIZER:-no}" = no ] || { echo "skip: LD_PRELOAD under a sanitizer"; exit 77; }
 U=$top_builddir/tests/unit
+# A library built without the header, loaded with dlopen once the program runs.
+PLUGIN=$U/.libs/libplain.so
 ran=0 failed=0
 
 # The installed path of a shared library, from the loader's cache.
@@ -32,7 +35,7 @@ expect_ok() {
 	fi
 }
 
-expect_ok "glibc alone" "$U/underneath" glibc
+expect_ok "glibc alone" "$U/underneath" glibc "$PLUGIN"
 
 for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 \
 	    mimalloc:libmimalloc.so.2 glibc-debug:libc_malloc_debug.so.0; do
@@ -44,26 +47,27 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 \
 	# Preloaded into a binary built with the header: the allocator comes first.
 	if [ "$name" = glibc-debug ]; then
 		expect_ok "LD_PRELOAD=$lib MALLOC_CHECK_=3" LD_PRELOAD="$lib" MALLOC_CHECK_=3 \
-			MALLOC_PERTURB_=165 "$U/underneath" glibc
-		expect_ok "LD_PRELOAD=$lib" LD_PRELOAD="$lib" "$U/underneath" glibc
+			MALLOC_PERTURB_=165 "$U/underneath" glibc "$PLUGIN"
+		expect_ok "LD_PRELOAD=$lib" LD_PRELOAD="$lib" "$U/underneath" glibc "$PLUGIN"
 		continue
 	fi
-	expect_ok "LD_PRELOAD=$lib" LD_PRELOAD="$lib" "$U/underneath" "$name"
+	expect_ok "LD_PRELOAD=$lib" LD_PRELOAD="$lib" "$U/underneath" "$name" "$PLUGIN"
 	# Preloaded after the library: it comes next.
 	expect_ok "LD_PRELOAD=liballocinfo.so $lib" LD_PRELOAD="$ALLOCINFO_LIB $lib" \
-		"$U/underneath" "$name"
+		"$U/underneath" "$name" "$PLUGIN"
 	if [ ! -x "$U/underneath_$name" ]; then
 		echo "skip: built without lib$name's development files"
 		continue
 	fi
 	# Linked ahead of the library (as allocinfo-cc ... -l$name links), and behind
 	# it when the library is preloaded.
-	expect_ok "linked with -l$name" "$U/underneath_$name" "$name"
+	expect_ok "linked with -l$name" "$U/underneath_$name" "$name" "$PLUGIN"
 	expect_ok "linked with -l$name, LD_PRELOAD=liballocinfo.so" \
-		LD_PRELOAD="$ALLOCINFO_LIB" "$U/underneath_$name" "$name"
-	expect_ok "linked with -l$name, ALLOCINFO=0" ALLOCINFO=0 "$U/underneath_$name" "$name"
+		LD_PRELOAD="$ALLOCINFO_LIB" "$U/underneath_$name" "$name" "$PLUGIN"
+	expect_ok "linked with -l$name, ALLOCINFO=0" ALLOCINFO=0 \
+		"$U/underneath_$name" "$name" "$PLUGIN"
 	expect_ok "LD_PRELOAD=$lib, ALLOCINFO=never" ALLOCINFO=never LD_PRELOAD="$lib" \
-		"$U/underneath" "$name"
+		"$U/underneath" "$name" "$PLUGIN"
 done
 echo "$((ran - failed)) passed, $failed failed"
 [ $failed -eq 0 ] || exit 1

@@ -212,6 +212,38 @@ int main(int argc, char **argv)
 		      *sites[i].line, c.bytes, c.calls);
 	}
 	(void)cxx_line;
+
+	/* A library loaded now, built without the header: once any call reaches the
+	 * library, the new object's calls are routed too, and blocks cross freely. */
+	if (argc > 2) {
+		void *h = dlopen(argv[2], RTLD_NOW);
+		check(h != NULL, "dlopen(%s): %s", argv[2], dlerror());
+		if (!h)
+			return 1;
+		void *(*plain_alloc)(size_t) = (void *(*)(size_t))dlsym(h, "plain_alloc");
+		void (*plain_free)(void *) = (void (*)(void *))dlsym(h, "plain_free");
+		const int *plain_line = (const int *)dlsym(h, "plain_alloc_line");
+		void *ours = malloc(2000);		/* also routes the new object */
+		void *theirs = plain_alloc(3000);
+		struct site_counts c = site_lookup("plain.c", *plain_line, NULL);
+		check((c.found || !k) && c.bytes == k * 3000 && c.calls == (unsigned long long)k,
+		      "the loaded library's block: %lld bytes in %llu calls", c.bytes, c.calls);
+		plain_free(ours);
+		free(theirs);
+		c = site_lookup("plain.c", *plain_line, NULL);
+		check(c.bytes == 0 && c.calls == 0, "after free: %lld bytes in %llu calls",
+		      c.bytes, c.calls);
+		dlclose(h);
+		/* After dlclose, routing goes on for what is loaded next. */
+		h = dlopen(argv[2], RTLD_NOW);
+		plain_alloc = (void *(*)(size_t))dlsym(h, "plain_alloc");
+		plain_free = (void (*)(void *))dlsym(h, "plain_free");
+		ours = malloc(500);
+		theirs = plain_alloc(700);
+		plain_free(ours);
+		free(theirs);
+		dlclose(h);
+	}
 	if (failures) {
 		printf("%s", site_report_text());
 		return 1;
