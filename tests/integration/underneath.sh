@@ -36,6 +36,7 @@ expect_ok() {
 }
 
 expect_ok "glibc alone" "$U/underneath" glibc "$PLUGIN"
+expect_ok "C++, glibc alone" "$U/underneath_cxx" glibc
 
 for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 \
 	    mimalloc:libmimalloc.so.2 glibc-debug:libc_malloc_debug.so.0; do
@@ -52,9 +53,18 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 \
 		continue
 	fi
 	expect_ok "LD_PRELOAD=$lib" LD_PRELOAD="$lib" "$U/underneath" "$name" "$PLUGIN"
+	expect_ok "C++, LD_PRELOAD=$lib" LD_PRELOAD="$lib" "$U/underneath_cxx" "$name"
+	expect_ok "C++, LD_PRELOAD=liballocinfo.so $lib" LD_PRELOAD="$ALLOCINFO_LIB $lib" \
+		"$U/underneath_cxx" "$name"
 	# Preloaded after the library: it comes next.
 	expect_ok "LD_PRELOAD=liballocinfo.so $lib" LD_PRELOAD="$ALLOCINFO_LIB $lib" \
 		"$U/underneath" "$name" "$PLUGIN"
+	# The library's own small-block heap, asked for explicitly, over the allocator.
+	if [ "$name" = mimalloc ]; then
+		expect_ok "LD_PRELOAD=liballocinfo.so $lib, ALLOCINFO_HEAP=own" \
+			ALLOCINFO_HEAP=own UNDERNEATH_OWN_HEAP=1 LD_PRELOAD="$ALLOCINFO_LIB $lib" \
+			"$U/underneath" "$name" "$PLUGIN"
+	fi
 	if [ ! -x "$U/underneath_$name" ]; then
 		echo "skip: built without lib$name's development files"
 		continue

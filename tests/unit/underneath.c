@@ -92,7 +92,7 @@ static size_t allocator_usable(void *base)
 	return 0;
 }
 
-static int big_line, calloc_line, strdup_line, realloc_line, aligned_line, posix_line,
+static int big_line, small_line, calloc_line, strdup_line, realloc_line, aligned_line, posix_line,
 	memalign_line, cxx_line;
 
 enum { BIG = 100000, NBIG = 16 };
@@ -151,6 +151,26 @@ int main(int argc, char **argv)
 	}
 	for (int i = NBIG / 2; i < NBIG; i++)
 		free(big[i]);
+
+	/* A small block: the allocator's, unless the library's own heap was asked for
+	 * (UNDERNEATH_OWN_HEAP, with mimalloc, which tells any pointer apart). */
+	small_line = __LINE__ + 1;
+	char *small = malloc(64);
+	memset(small, 7, 64);
+	{
+		struct site_counts c = site_lookup(__FILE__, small_line, "main");
+		check((c.found || !k) && c.bytes == k * 64 && c.calls == (unsigned long long)k,
+		      "small block: %lld bytes in %llu calls", c.bytes, c.calls);
+	}
+	if (getenv("UNDERNEATH_OWN_HEAP")) {
+		int (*owned)(const void *) = (int (*)(const void *))symbol("mi_is_in_heap_region");
+		check(!owned(small), "ALLOCINFO_HEAP=own: the small block is mimalloc's");
+	} else if (allocator_class(1)) {
+		check(malloc_usable_size(small) + 16 == allocator_usable(small - 16),
+		      "the small block is not %s's: usable %zu", allocator,
+		      malloc_usable_size(small));
+	}
+	free(small);
 
 	/* Every other form, small and large, each at its own site. */
 	calloc_line = __LINE__ + 1;
