@@ -44,6 +44,11 @@ tests_unit_underneath_jemalloc_SOURCES = tests/unit/underneath.c
 tests_unit_underneath_jemalloc_CPPFLAGS = $(UNDERNEATH_CPP)
 tests_unit_underneath_jemalloc_LDADD = -ljemalloc $(UNIT_LDADD) $(DL_LIBS)
 tests_unit_underneath_jemalloc_LDFLAGS = $(UNDERNEATH_LINK)
+# Built without the header and without the library, linked with jemalloc only.
+check_PROGRAMS += tests/unit/underneath_plain
+tests_unit_underneath_plain_SOURCES = tests/unit/underneath_plain.c
+tests_unit_underneath_plain_CFLAGS = $(AM_CFLAGS) -g -O1
+tests_unit_underneath_plain_LDADD = -ljemalloc $(DL_LIBS)
 endif
 if HAVE_TCMALLOC
 check_PROGRAMS += tests/unit/underneath_tcmalloc

@@ -79,6 +79,23 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 \
 	expect_ok "LD_PRELOAD=$lib, ALLOCINFO=never" ALLOCINFO=never LD_PRELOAD="$lib" \
 		"$U/underneath" "$name" "$PLUGIN"
 done
+# A program built without the header and linked with jemalloc, under
+# LD_PRELOAD=liballocinfo.so: jemalloc's statistics move by its size class of each
+# block with its 16-byte record, and the blocks are counted at their caller.
+if [ -x "$U/underneath_plain" ]; then
+	ran=$((ran + 1))
+	out=$(LD_PRELOAD=$ALLOCINFO_LIB "$U/underneath_plain" 2>&1)
+	line=$(printf '%s\n' "$out" | sed -n 's/^line //p')
+	set -- $(printf '%s\n' "$out" | sed -n 's/^jemalloc \([0-9]*\) alone [0-9]* recorded \([0-9]*\)$/\1 \2/p')
+	if [ $# -ne 2 ] || [ "$1" != "$2" ] ||
+	   ! printf '%s\n' "$out" | grep -E "^ *800000 +8 .*underneath_plain\.c:$line \[underneath_plain\] func:make_block \$" >/dev/null; then
+		echo "FAIL: linked with -ljemalloc, built without the header, LD_PRELOAD=liballocinfo.so"
+		printf '%s\n' "$out"
+		failed=$((failed + 1))
+	else
+		echo "ok: linked with -ljemalloc, built without the header, LD_PRELOAD=liballocinfo.so"
+	fi
+fi
 echo "$((ran - failed)) passed, $failed failed"
 [ $failed -eq 0 ] || exit 1
 [ $ran -gt 1 ] || exit 77
