@@ -14,6 +14,7 @@
 #include "internal.h"
 #include "options.h"
 #include "registry.h"
+#include "route.h"
 #include "small_heap.h"
 #include "store.h"
 #include "store_bpf.h"
@@ -79,6 +80,7 @@ void fork_parent()
 
 void fork_child()
 {
+	route_fork_child();
 	small::fork_child();
 	shards_fork_child();
 	registry_fork_child();

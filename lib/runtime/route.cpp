@@ -385,6 +385,12 @@ void route_after(const ElfW(Dyn) *after)
 	dl_iterate_phdr(route_object, &job);
 	const ElfW(Dyn) *last = job.last_routed ? job.last_routed : after;
 	struct link_map *tail = last ? map_of(last) : nullptr;
+	if (!tail && !job.stopped) {
+		/* The last one routed is in another namespace (dlmopen): everything in
+		 * the main list was routed, so its end is the tail. */
+		for (tail = _r_debug.r_map; tail && tail->l_next; tail = tail->l_next)
+			;
+	}
 	if (tail)
 		__atomic_store_n(&g_route_tail, tail, __ATOMIC_RELEASE);
 	__atomic_store_n(&g_routing_busy, false, __ATOMIC_RELEASE);
@@ -402,6 +408,12 @@ void route_new_objects()
 	struct link_map *tail = __atomic_load_n(&g_route_tail, __ATOMIC_ACQUIRE);
 	if (tail)
 		route_after(tail->l_ld);
+}
+
+void route_fork_child()
+{
+	/* A thread that was routing in the parent does not exist in the child. */
+	__atomic_store_n(&g_routing_busy, false, __ATOMIC_RELAXED);
 }
 
 void route_before_dlclose()

@@ -58,6 +58,8 @@ void route_new_objects() HIDDEN;
 /* Around dlclose, which may unload the last object routed: stops the checks, then
  * looks at every object again. */
 void route_before_dlclose() HIDDEN;
+/* In a forked child: no routing is under way. */
+void route_fork_child() HIDDEN;
 void route_after_dlclose() HIDDEN;
 
 } /* namespace allocinfo */
