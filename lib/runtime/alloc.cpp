@@ -3,6 +3,7 @@
  * realloc, blocks without a plain record, checks. */
 #include "alloc.h"
 #include "callbacks.h"
+#include "route.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -14,21 +15,35 @@ alloc_tag g_discard_tag = { "", "", 0, 0, ALLOCINFO_TAG_DISCARD,
 
 slow_plan slow_mode()
 {
-	ensure_init();
+	uint32_t state = __atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE);
+	/* Over another allocator every allocation comes here: its common case first. */
+	if (likely(state == STATE_RUNNING) && backend::g_foreign_flag && !g_fast.debug &&
+	    __atomic_load_n(g_fast.enabled, __ATOMIC_RELAXED)) {
+		if (route_pending())	/* objects loaded since: their calls too */
+			route_new_objects();
+		return { how::counted, RECORD_F_FOREIGN };
+	}
+	if (state != STATE_RUNNING && state != STATE_NEVER)
+		ensure_init();
+	if (route_pending())
+		route_new_objects();
 	switch (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE)) {
 	case STATE_RUNNING:
 		break;
 	case STATE_STARTING:	/* the initialising thread, allocating */
 	case STATE_UNINIT:	/* a sanitizer build before constructors: the bootstrap arena */
-		return { how::discard, RECORD_F_UNCOUNTED };
-	default:
+		return { how::discard, RECORD_F_UNCOUNTED | backend::g_foreign_flag };
+	default:		/* another allocator's blocks carry a record even then */
+		if (backend::g_foreign_flag)
+			return { how::discard, RECORD_F_UNCOUNTED | RECORD_F_FOREIGN };
 		return { how::never, 0 };
 	}
 	uint32_t debug = g_fast.debug ? RECORD_F_DEBUG : 0;
+	uint32_t foreign = backend::g_foreign_flag;
 	if (__atomic_load_n(g_fast.enabled, __ATOMIC_RELAXED))
-		return { how::counted, debug };
-	if (debug || RECORD_ALWAYS)
-		return { how::discard, debug | RECORD_F_UNCOUNTED };
+		return { how::counted, debug | foreign };
+	if (debug || RECORD_ALWAYS || foreign)
+		return { how::discard, debug | RECORD_F_UNCOUNTED | foreign };
 	return { how::off, 0 };
 }
 
@@ -48,10 +63,24 @@ void release_unowned(void *p) noexcept
 	backend::free(rec);
 }
 
+void *allocate_foreign(uint32_t slot, size_t size, bool zero, uint32_t flags)
+{
+	if (unlikely(size > SIZE_MAX - sizeof(alloc_record))) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+	size_t total = size + sizeof(alloc_record);
+	auto *rec = static_cast<alloc_record *>(zero ? backend::foreign.calloc(1, total)
+						      : backend::foreign.malloc(total));
+	if (unlikely(!rec))
+		return nullptr;
+	return finish(rec, slot, size, RECORD_MAGIC | flags);
+}
+
 void *allocate_planned(slow_plan plan, size_t n, bool zero)
 {
 	if (plan.mode == how::discard)
-		return allocate(ALLOCINFO_TAG_DISCARD, n, zero, plan.flags);
+		return allocate_flagged(ALLOCINFO_TAG_DISCARD, n, zero, plan.flags);
 	return zero ? backend::calloc(1, n) : backend::malloc(n);
 }
 
@@ -130,7 +159,7 @@ void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve,
 	if (reserve < size)
 		reserve = size;
 	if (align <= sizeof(alloc_record) && reserve == size)
-		return allocate(slot, size, false, flags);
+		return allocate_flagged(slot, size, false, flags);
 	/* glibc's answers: an alignment past 2^63 is invalid; any other is rounded up to
 	 * a power of two; one too large to be had is a lack of memory. */
 	if (align > ((size_t)1 << 63)) {
@@ -142,15 +171,19 @@ void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve,
 	/* At least glibc's smallest usable size (its chunks are 32 bytes or more). */
 	if (reserve < 24)
 		reserve = 24;
+	/* Tail records only over glibc, whose usable size tail_of() trusts. */
 	if (align >= TAIL_ALIGN && !RECORD_ALWAYS &&
-	    !(flags & (RECORD_F_DEBUG | RECORD_F_CALLBACKS)))
+	    backend::g_underneath == backend::underneath::glibc &&
+	    !(flags & (RECORD_F_DEBUG | RECORD_F_CALLBACKS | RECORD_F_FOREIGN)))
 		return allocate_with_tail(slot, align, size, reserve, flags);
 	size_t total;
 	if (__builtin_add_overflow(reserve, align, &total) || total > PTRDIFF_MAX) {
 		errno = ENOMEM;
 		return nullptr;
 	}
-	char *base = static_cast<char *>(backend::memalign(align, total));
+	char *base = static_cast<char *>(flags & RECORD_F_FOREIGN
+					 ? backend::foreign.memalign(align, total)
+					 : backend::memalign(align, total));
 	if (!base)
 		return nullptr;
 	uint32_t shift = (uint32_t)__builtin_ctzl(align);
@@ -202,6 +235,17 @@ bool check_pointer(void *p, const char *what)
 		backend::free(p);
 }
 
+/* A block without a record under debugging (one of ours has a record: this is a wrong
+ * pointer, unless it passes the checks), or over another allocator (the allocator
+ * made it itself). */
+[[gnu::noinline]] static void release_plain_other(void *p) noexcept
+{
+	if (backend::g_foreign_flag)
+		backend::foreign.free(p);
+	else
+		release_checked(p);
+}
+
 /* Every branch a tail call: the path of blocks made while counting was off needs no
  * stack frame. */
 template <int Op>
@@ -211,10 +255,10 @@ static inline void release_other_as(void *p) noexcept
 		release_slow(p, Op);
 	else if (unlikely(__atomic_load_n(&g_tail_records, __ATOMIC_RELAXED)))
 		release_maybe_tail(p);
-	else if (!RECORD_ALWAYS && unlikely(g_fast.debug))
-		release_checked(p);
-	else
-		backend::free(p);	/* made while counting was off, or by a sanitizer */
+	else if (!RECORD_ALWAYS && unlikely(g_fast.plain_free_checked))
+		release_plain_other(p);
+	else	/* made while counting was off, or by a sanitizer */
+		backend::free(p);
 }
 
 void release_other(void *p) noexcept { release_other_as<ALLOCINFO_OP_FREE>(p); }
@@ -224,6 +268,15 @@ void release_slow(void *p, int op) noexcept
 {
 	alloc_record *rec = record_of(p);
 	uint32_t meta = rec->meta;
+	char *shard = thread_shard();
+	if (likely(meta == (RECORD_MAGIC | RECORD_F_FOREIGN) && shard)) {
+		/* Another allocator's counted block: release()'s steps, its free. */
+		sub_owned_at(shard, rec->counter & g_fast.counter_mask, (int64_t)rec->size);
+		backend::foreign.free(rec);
+		if (route_pending())	/* objects loaded since: their calls too */
+			route_new_objects();
+		return;
+	}
 	if ((meta & RECORD_F_DEBUG) && !check_pointer(p, "free"))
 		return;
 	if (unlikely(meta & (RECORD_F_CALLBACKS | RECORD_F_MOVED)) &&
@@ -238,7 +291,10 @@ void release_slow(void *p, int op) noexcept
 		base = static_cast<char *>(p) - ((size_t)1 << ((meta & RECORD_SHIFT_MASK) >> 8));
 	if (meta & RECORD_F_DEBUG)
 		rec->meta = 0;	/* a second free of p is then caught */
-	backend::free(base);
+	if (meta & RECORD_F_FOREIGN)
+		backend::foreign.free(base);
+	else
+		backend::free(base);
 }
 
 void release_small_other(void *p) noexcept
@@ -257,7 +313,7 @@ void release_small_other(void *p) noexcept
 /* Moves p (with or without a record) into a new block by hand. */
 static void *move_block(uint32_t slot, void *p, size_t old_size, size_t size, uint32_t flags)
 {
-	void *q = allocate(slot, size, false, flags);
+	void *q = allocate_flagged(slot, size, false, flags);
 	if (!q)
 		return nullptr;
 	memcpy(q, p, old_size < size ? old_size : size);
@@ -294,13 +350,14 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 	if (small::contains(p, g_fast.small_base))
 		return reallocate_small(slot, p, size, flags);
 	if (!has_record(p)) {
-		if (!RECORD_ALWAYS && unlikely(g_fast.debug) && !check_pointer(p, "realloc")) {
+		if (!RECORD_ALWAYS && unlikely(g_fast.debug) && !backend::g_foreign_flag &&
+		    !check_pointer(p, "realloc")) {
 			errno = EINVAL;
 			return nullptr;
 		}
-		/* Made while counting was off (or by a sanitizer): it gets a record now. An
-		 * aligned block with a tail record moves too (glibc's realloc would not keep
-		 * the alignment), and release() uncounts it. */
+		/* Made while counting was off (or by a sanitizer or the allocator itself): it
+		 * gets a record now. An aligned block with a tail record moves too (glibc's
+		 * realloc would not keep the alignment), and release() uncounts it. */
 		return move_block(slot, p, usable_size(p), size, flags);
 	}
 	alloc_record *rec = record_of(p);
@@ -313,15 +370,19 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 		return move_block(slot, p, callbacks::moved_usable_size(p), size, flags);
 	uint32_t old_slot = record_slot(rec);
 	size_t old_size = rec->size;
-	if ((meta & RECORD_SHIFT_MASK) || backend::owns_bootstrap(rec))
-		/* glibc's realloc would not keep the alignment. */
+	if ((meta & RECORD_SHIFT_MASK) || backend::owns_bootstrap(rec) ||
+	    ((meta ^ flags) & RECORD_F_FOREIGN))
+		/* glibc's realloc would not keep the alignment; nor can one allocator's
+		 * realloc take another's block. */
 		return move_block(slot, p, old_size, size, flags);
 	size_t total;
 	if (__builtin_add_overflow(size, sizeof(alloc_record), &total)) {
 		errno = ENOMEM;
 		return nullptr;
 	}
-	auto *nrec = static_cast<alloc_record *>(backend::realloc(rec, total));
+	auto *nrec = static_cast<alloc_record *>(meta & RECORD_F_FOREIGN
+						 ? backend::foreign.realloc(rec, total)
+						 : backend::realloc(rec, total));
 	if (!nrec)
 		return nullptr;	/* the old block is untouched, and so are its counts */
 	nrec->size = size;
@@ -342,7 +403,7 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 void *reallocate_off(void *p, size_t size)
 {
 	if (!small::contains(p, g_fast.small_base) && !has_record(p) && !tail_of(p))
-		return backend::realloc(p, size);
+		return backend::realloc_plain(p, size);
 	/* Counted when made: uncounted now, and kept in a record charged to nothing. */
 	return reallocate(ALLOCINFO_TAG_DISCARD, p, size, RECORD_F_UNCOUNTED);
 }
@@ -353,20 +414,21 @@ size_t usable_size(void *p)
 	if (small::contains(p, small_base))
 		return small::usable(small::class_at(p, small_base));
 	if (!has_record(p)) {	/* a plain block, or one with a tail record */
-		size_t n = backend::usable_size(p);
+		size_t n = backend::usable_size_plain(p);
 		return tail_of(p) ? n - sizeof(tail_record) : n;
 	}
 	alloc_record *rec = record_of(p);
 	uint32_t meta = rec->meta;
 	if (unlikely(meta & RECORD_F_MOVED))
 		return callbacks::moved_usable_size(p);
-	if (meta & RECORD_SHIFT_MASK) {
-		size_t align = (size_t)1 << ((meta & RECORD_SHIFT_MASK) >> 8);
-		char *base = static_cast<char *>(p) - align;
-		return backend::usable_size(base) - align;
-	}
-	size_t n = backend::usable_size(rec);
-	return n >= sizeof(alloc_record) ? n - sizeof(alloc_record) : 0;
+	size_t offset = sizeof(alloc_record);
+	if (meta & RECORD_SHIFT_MASK)
+		offset = (size_t)1 << ((meta & RECORD_SHIFT_MASK) >> 8);
+	char *base = static_cast<char *>(p) - offset;
+	size_t n = meta & RECORD_F_FOREIGN ? backend::foreign.usable_size(base)
+					   : backend::usable_size(base);
+	/* An allocator without malloc_usable_size: what was asked for. */
+	return n >= offset + rec->size ? n - offset : rec->size;
 }
 
 } /* namespace allocinfo */

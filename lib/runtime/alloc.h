@@ -170,6 +170,18 @@ static inline __attribute__((always_inline)) void *allocate(uint32_t slot, size_
 	return finish(rec, slot, size, RECORD_MAGIC | flags);
 }
 
+/* A block of another allocator, with a record in front (backend.h). */
+void *allocate_foreign(uint32_t slot, size_t size, bool zero, uint32_t flags) HIDDEN;
+
+/* allocate() for the out-of-line paths, whose plan may say that another allocator is
+ * underneath (RECORD_F_FOREIGN); the fast path calls allocate() itself, untouched. */
+static inline void *allocate_flagged(uint32_t slot, size_t size, bool zero, uint32_t flags)
+{
+	if (unlikely(flags & RECORD_F_FOREIGN))
+		return allocate_foreign(slot, size, zero, flags);
+	return allocate(slot, size, zero, flags);
+}
+
 /* An allocation under a plan other than how::counted. */
 void *allocate_planned(slow_plan plan, size_t n, bool zero) HIDDEN;
 

@@ -1,24 +1,217 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Resolution of the underlying allocator's functions that glibc does not export
- * under a __libc_ name, and the sanitizer builds' RTLD_NEXT table.
+ * Finding the allocator underneath at start-up, its functions when it is not glibc's,
+ * glibc's malloc_usable_size, and the sanitizer builds' RTLD_NEXT table.
  */
 #include "backend.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <gnu/libc-version.h>
+#include <link.h>
 #include <string.h>
+
+#include "route.h"
 
 namespace allocinfo {
 namespace backend {
+
+table foreign;
+uint32_t g_foreign_flag;
+bool g_fast_path = true;
+underneath g_underneath = underneath::glibc;
 
 namespace {
 size_t (*next_usable_size)(void *);
 }
 
+void free_plain(void *p)
+{
+	if (g_foreign_flag)
+		foreign.free(p);
+	else
+		free(p);
+}
+
+void *realloc_plain(void *p, size_t n)
+{
+	return g_foreign_flag ? foreign.realloc(p, n) : realloc(p, n);
+}
+
+size_t usable_size_plain(void *p)
+{
+	return g_foreign_flag ? foreign.usable_size(p) : usable_size(p);
+}
+
 #ifndef ALLOCINFO_BACKEND_NEXT
 
+namespace {
+
+/* The object that defines fn, or null. */
+struct link_map *object_of(const void *fn)
+{
+	Dl_info info;
+	struct link_map *map = nullptr;
+	if (!fn || !dladdr1(fn, &info, reinterpret_cast<void **>(&map), RTLD_DL_LINKMAP))
+		return nullptr;
+	return map;
+}
+
+/* name, if the object `map` defines it itself (not one of its dependencies). */
+void *own_symbol(struct link_map *map, const char *name)
+{
+	return defined_symbol(map, name);
+}
+
+/* What the allocator may lack, made from what it has. */
+void *calloc_by_malloc(size_t n, size_t s)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, s, &total)) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+	void *p = foreign.malloc(total);
+	return p ? memset(p, 0, total) : nullptr;
+}
+
+int (*foreign_posix_memalign)(void **, size_t, size_t);
+void *(*foreign_aligned_alloc)(size_t, size_t);
+
+void *memalign_by_posix(size_t align, size_t n)
+{
+	void *p;
+	int err = foreign_posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, n);
+	if (err) {
+		errno = err;
+		return nullptr;
+	}
+	return p;
+}
+
+void *memalign_by_aligned_alloc(size_t align, size_t n)
+{
+	/* C11 wants the size a multiple of the alignment. */
+	size_t rounded = (n + align - 1) & ~(align - 1);
+	if (rounded < n) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+	return foreign_aligned_alloc(align, rounded);
+}
+
+void *memalign_missing(size_t, size_t)
+{
+	errno = ENOMEM;
+	return nullptr;
+}
+
+size_t usable_size_missing(void *)
+{
+	return 0;
+}
+
+/* Fills `foreign` from the allocator's object; false when it lacks what a
+ * replacement malloc must have (free and realloc). */
+bool fill_foreign(struct link_map *map)
+{
+	table t = {};
+	t.malloc = reinterpret_cast<void *(*)(size_t)>(own_symbol(map, "malloc"));
+	t.free = reinterpret_cast<void (*)(void *)>(own_symbol(map, "free"));
+	t.realloc = reinterpret_cast<void *(*)(void *, size_t)>(own_symbol(map, "realloc"));
+	if (!t.free || !t.realloc)
+		return false;
+	t.calloc = reinterpret_cast<void *(*)(size_t, size_t)>(own_symbol(map, "calloc"));
+	if (!t.calloc)
+		t.calloc = calloc_by_malloc;
+	t.memalign = reinterpret_cast<void *(*)(size_t, size_t)>(own_symbol(map, "memalign"));
+	foreign_posix_memalign = reinterpret_cast<int (*)(void **, size_t, size_t)>(
+		own_symbol(map, "posix_memalign"));
+	foreign_aligned_alloc = reinterpret_cast<void *(*)(size_t, size_t)>(
+		own_symbol(map, "aligned_alloc"));
+	if (!t.memalign)
+		t.memalign = foreign_posix_memalign ? memalign_by_posix
+			   : foreign_aligned_alloc ? memalign_by_aligned_alloc : memalign_missing;
+	t.usable_size = reinterpret_cast<size_t (*)(void *)>(own_symbol(map, "malloc_usable_size"));
+	if (!t.usable_size)
+		t.usable_size = usable_size_missing;
+	foreign = t;
+	return true;
+}
+
+} /* namespace */
+
+/*
+ * The objects are looked at in the loader's order, which is the order in which it
+ * binds the program's references, reading each one's own symbol table: dlsym would
+ * miss a definition with a non-default version (libc_malloc_debug.so's
+ * malloc@GLIBC_2.2.5, which the versioned references of programs built against glibc
+ * bind to), and glibc's own malloc must be told apart from the __libc_malloc that
+ * some allocators (tcmalloc, mimalloc) define again. Nothing here allocates.
+ */
 void init()
 {
+	struct link_map *libc = object_of(reinterpret_cast<const void *>(&gnu_get_libc_version));
+	struct link_map *self = object_of(reinterpret_cast<const void *>(&init));
+	if (!libc || !self)
+		return;
+	struct link_map *before = nullptr, *after = nullptr;
+	bool self_seen = false;
+	for (struct link_map *map = _r_debug.r_map; map; map = map->l_next) {
+		if (map == self)
+			self_seen = true;
+		else if (!defined_symbol(map, "malloc"))
+			continue;
+		else if (!self_seen && !before)
+			before = map;
+		else if (self_seen && !after)
+			after = map;
+	}
+	struct link_map *chosen = nullptr;
+	underneath kind = underneath::glibc;
+	if (before && before != libc) {
+		chosen = before;
+		kind = underneath::first;
+	} else if (!before && after && after != libc) {
+		chosen = after;
+		kind = underneath::next;
+	}
+	if (!chosen || !fill_foreign(chosen))
+		return;
+	g_fast_path = false;
+	g_underneath = kind;
+	g_foreign_flag = RECORD_F_FOREIGN;
+	next_usable_size = foreign.usable_size;
+	/* When the allocator comes first, its calls are routed to us, and objects
+	 * loaded later must be routed too: the out-of-line paths check for them, so
+	 * the fast path is not used. */
+	if (kind == underneath::first) {
+		route_calls(chosen, self);
+		return;
+	}
+	void *fns[NR_BACKEND] = {
+		reinterpret_cast<void *>(foreign.malloc), reinterpret_cast<void *>(foreign.calloc),
+		reinterpret_cast<void *>(foreign.realloc), reinterpret_cast<void *>(foreign.free),
+		reinterpret_cast<void *>(foreign.memalign),
+	};
+	void *saved[NR_BACKEND];
+	for (unsigned i = 0; i < NR_BACKEND; i++)
+		saved[i] = got_entry(i);
+	if (redirect_backend(self, fns))
+		g_fast_path = true;
+	else	/* all or nothing: the slow paths call `foreign` themselves */
+		redirect_backend(self, saved);
+}
+
+void *got_entry(unsigned i)
+{
+	switch (i) {
+	case 0: return reinterpret_cast<void *>(&__libc_malloc);
+	case 1: return reinterpret_cast<void *>(&__libc_calloc);
+	case 2: return reinterpret_cast<void *>(&__libc_realloc);
+	case 3: return reinterpret_cast<void *>(&__libc_free);
+	default: return reinterpret_cast<void *>(&__libc_memalign);
+	}
 }
 
 /* Resolved on first use, when the process is up: dlsym may allocate. */
@@ -57,6 +250,12 @@ bool owns_bootstrap(const void *p)
 	return (const char *)p >= arena && (const char *)p < arena + sizeof(arena);
 }
 
+void *got_entry(unsigned)
+{
+	return nullptr;
+}
+
+/* The sanitizer's allocator is the one underneath: no other is looked for. */
 void init()
 {
 	table t;

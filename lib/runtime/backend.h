@@ -1,7 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The allocator underneath: glibc's, called through its __libc_* entry points so the
- * call is direct and never comes back into our own exported malloc.
+ * The allocator underneath. Over glibc's (the common case), the fast path calls its
+ * __libc_* entry points directly, so the call never comes back into our own exported
+ * malloc.
+ *
+ * When the process has another malloc (jemalloc, tcmalloc, mimalloc, glibc's
+ * libc_malloc_debug.so, ..., linked or preloaded, before or after us in symbol lookup
+ * order), start-up finds it (init()) and `foreign` holds its functions: every block is
+ * then that allocator's, with a record marked RECORD_F_FOREIGN in front, and the fast
+ * path is never taken (the out-of-line paths call `foreign`). See "The allocator
+ * underneath" in Documentation/theory-of-operation.md.
  *
  * Builds for AddressSanitizer or ThreadSanitizer (ALLOCINFO_BACKEND_NEXT) use the
  * next definition in symbol lookup order instead (the sanitizer's allocator), found
@@ -24,19 +32,8 @@ void *__libc_memalign(size_t, size_t) noexcept;
 namespace allocinfo {
 namespace backend {
 
-#ifndef ALLOCINFO_BACKEND_NEXT
-
-static inline void *malloc(size_t n) { return __libc_malloc(n); }
-static inline void *calloc(size_t n, size_t s) { return __libc_calloc(n, s); }
-static inline void *realloc(void *p, size_t n) { return __libc_realloc(p, n); }
-static inline void free(void *p) { __libc_free(p); }
-static inline void *memalign(size_t a, size_t n) { return __libc_memalign(a, n); }
-static inline bool owns_bootstrap(const void *) { return false; }
-void init() HIDDEN;
-size_t usable_size(void *p) HIDDEN;	/* glibc's malloc_usable_size */
-
-#else
-
+/* An allocator's entry points. calloc, realloc, memalign and usable_size are never
+ * null once filled: what the allocator lacks is built from the others. */
 struct table {
 	void *(*malloc)(size_t);
 	void *(*calloc)(size_t, size_t);
@@ -45,6 +42,51 @@ struct table {
 	void *(*memalign)(size_t, size_t);
 	size_t (*usable_size)(void *);
 };
+
+/* Who serves the process's blocks, as init() found it. */
+enum class underneath : uint32_t {
+	glibc,		/* glibc's malloc (or a sanitizer's, in those builds) */
+	next,		/* another allocator, after liballocinfo in lookup order */
+	first,		/* another allocator, before liballocinfo: calls routed (route.h) */
+};
+
+/* The other allocator's functions (underneath::next or first). */
+extern table foreign HIDDEN;
+/* RECORD_F_FOREIGN with another allocator underneath, else 0: the out-of-line paths
+ * add it to every record they write. */
+extern uint32_t g_foreign_flag HIDDEN;
+/* Detection's result, for the tests and the report's status. */
+extern underneath g_underneath HIDDEN;
+/* The fast path may be taken: glibc underneath, or another allocator after us in
+ * lookup order that the library's own GOT entries for glibc's __libc_* functions
+ * now lead to (route.h's redirect_backend()). */
+extern bool g_fast_path HIDDEN;
+
+/* Where the library's GOT entry for glibc's __libc_malloc, __libc_calloc,
+ * __libc_realloc, __libc_free or __libc_memalign (i = 0 to 4) leads now. */
+void *got_entry(unsigned i) HIDDEN;
+
+/* Finds the allocator underneath (and routes the process's calls to us when it comes
+ * first); called once, at the start of start-up, before anything is allocated. */
+void init() HIDDEN;
+
+/* A record-less block (made while counting was off, or by the allocator directly)
+ * goes back to whoever serves the process. */
+void free_plain(void *p) HIDDEN;
+void *realloc_plain(void *p, size_t n) HIDDEN;
+
+#ifndef ALLOCINFO_BACKEND_NEXT
+
+static inline void *malloc(size_t n) { return __libc_malloc(n); }
+static inline void *calloc(size_t n, size_t s) { return __libc_calloc(n, s); }
+static inline void *realloc(void *p, size_t n) { return __libc_realloc(p, n); }
+static inline void free(void *p) { __libc_free(p); }
+static inline void *memalign(size_t a, size_t n) { return __libc_memalign(a, n); }
+static inline bool owns_bootstrap(const void *) { return false; }
+size_t usable_size(void *p) HIDDEN;	/* glibc's malloc_usable_size */
+
+#else
+
 extern table g_next HIDDEN;
 void *bootstrap_alloc(size_t n, size_t align) HIDDEN;
 bool owns_bootstrap(const void *p) HIDDEN;
@@ -62,10 +104,12 @@ static inline void *realloc(void *p, size_t n) { return g_next.realloc(p, n); }
 static inline void free(void *p) { if (!owns_bootstrap(p)) g_next.free(p); }
 static inline void *memalign(size_t a, size_t n)
 { return g_next.memalign ? g_next.memalign(a, n) : bootstrap_alloc(n, a); }
-void init() HIDDEN;
 size_t usable_size(void *p) HIDDEN;
 
 #endif
+
+/* The usable size of a block without a record, whoever made it. */
+size_t usable_size_plain(void *p) HIDDEN;
 
 } /* namespace backend */
 } /* namespace allocinfo */

@@ -235,7 +235,7 @@ void *make(site s, size_t n, size_t align, size_t reserve, bool zero)
 	else
 		flags |= RECORD_F_UNCOUNTED;
 	if (!align && reserve <= n)
-		return allocinfo::allocate(slot, n, zero, flags);
+		return allocate_flagged(slot, n, zero, flags);
 	void *p = allocate_aligned(slot, align, n, reserve, flags);
 	if (p && zero)
 		memset(p, 0, n);
@@ -248,7 +248,7 @@ size_t usable_from(void *p)
 	size_t m = moved_by(p);
 	void *b = static_cast<char *>(p) - m;
 	bool ours = small::contains(b, g_fast.small_base) || has_record(b);
-	size_t n = ours ? allocinfo::usable_size(b) : backend::usable_size(b);
+	size_t n = ours ? allocinfo::usable_size(b) : backend::usable_size_plain(b);
 	return n > m ? n - m : 0;
 }
 
@@ -281,7 +281,7 @@ void *resize(site s, void *p, size_t n)
 	}
 	slow_plan plan = slow_mode();
 	if (plan.mode == how::never)
-		return backend::realloc(p, n);
+		return backend::realloc_plain(p, n);
 	if (!p)
 		return make(s, n, 0, 0, false);
 	if (n == 0) {

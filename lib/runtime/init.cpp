@@ -15,6 +15,7 @@
 #include "internal.h"
 #include "options.h"
 #include "registry.h"
+#include "route.h"
 #include "small_heap.h"
 #include "store.h"
 #include "store_bpf.h"
@@ -28,8 +29,8 @@ extern "C" {
 EXPORT __thread struct allocinfo_thread allocinfo__thread
 	__attribute__((tls_model("initial-exec")));
 /* The header's inline fast path: the same switch as `go`, and the same plain blocks
- * as plain_when_off; only with glibc underneath (a sanitizer's allocator must see
- * every block). Copies, set together: a program may copy-relocate this exported
+ * as plain_when_off; only with glibc underneath (a sanitizer's or another allocator
+ * must see every block, and the inline path calls glibc's). Copies, set together: a program may copy-relocate this exported
  * object, so the library would reach it through the GOT, where g_fast is one
  * RIP-relative load away. */
 EXPORT struct allocinfo__inline_state_v1 allocinfo__inline_v1 = { &allocinfo::g_stop, 0, 0 };
@@ -38,18 +39,26 @@ EXPORT struct allocinfo__inline_state_v1 allocinfo__inline_v1 = { &allocinfo::g_
 namespace allocinfo {
 
 alignas(64) fast_state g_fast = { &g_stop, nullptr, 0, 0, 0, 0, 0, 0, nullptr, small::NO_BASE,
-					0, 0, 0 };
+					0, 0, 0, 0 };
 
 namespace {
 
 pid_t g_starting_tid;
 
-/* Counting off (or never on) means plain glibc blocks, unless a sanitizer's allocator
- * is underneath. */
+/* Counting off (or never on) means plain glibc blocks, unless a sanitizer's or
+ * another allocator is underneath. */
 void set_plain_when_off()
 {
-	g_fast.plain_when_off = !RECORD_ALWAYS;
-	allocinfo__inline_v1.plain = !RECORD_ALWAYS;
+	bool plain = !RECORD_ALWAYS && !backend::g_foreign_flag;
+	g_fast.plain_when_off = plain;
+	allocinfo__inline_v1.plain = plain;
+}
+
+/* The header's inline path (which calls the program's own __libc_malloc) and the
+ * small-block heap only over glibc. */
+bool glibc_underneath()
+{
+	return backend::g_underneath == backend::underneath::glibc;
 }
 
 /* Under a sanitizer, the sanitizer's own start-up calls malloc before its
@@ -73,6 +82,7 @@ void fork_parent()
 
 void fork_child()
 {
+	route_fork_child();
 	small::fork_child();
 	shards_fork_child();
 	registry_fork_child();
@@ -81,13 +91,15 @@ void fork_child()
 
 void start()
 {
+	/* Before anything is allocated: from here on blocks are the right allocator's. */
+	backend::init();
+	g_fast.plain_free_checked = backend::g_foreign_flag != 0;
 	options o = read_options();
 	if (o.mode == profiling_mode::never) {
 		__atomic_store_n(&g_fast.state, STATE_NEVER, __ATOMIC_RELEASE);
 		set_plain_when_off();	/* every block plain, cheaply */
 		return;
 	}
-	backend::init();
 	if (!store_create(o.store) || !caller_tags_init()) {
 		log_message("cannot map memory for the counters; profiling is off");
 		__atomic_store_n(&g_fast.state, STATE_NEVER, __ATOMIC_RELEASE);
@@ -102,11 +114,16 @@ void start()
 	g_fast.counter_mask = counter_offset(h->tag_capacity - 1);
 	g_fast.enabled = &h->enabled;
 	g_fast.debug = o.debug;
+	g_fast.plain_free_checked = o.debug || backend::g_foreign_flag;
 	if (!shards_init())
 		log_message("no thread exit hook: threads count in per-CPU shards");
-	/* Its own small blocks only over glibc and without debugging: a sanitizer's
-	 * allocator must see every block, and debugging checks records. */
-	if (o.heap == heap_kind::own && !o.debug && !RECORD_ALWAYS) {
+	/* Its own small blocks only over glibc and without debugging: a sanitizer's or
+	 * the program's own allocator must see every block, and debugging checks
+	 * records. Over another allocator, ALLOCINFO_HEAP=own set explicitly asks for
+	 * them all the same, where the fast path runs (the allocator after us). */
+	bool heap_here = glibc_underneath() ||
+			 (backend::g_fast_path && find_env("ALLOCINFO_HEAP") != nullptr);
+	if (o.heap == heap_kind::own && !o.debug && !RECORD_ALWAYS && heap_here) {
 		if (small::init())
 			allocinfo__inline_v1.small_max = small::MAX;
 		else
@@ -129,13 +146,16 @@ void update_fast_paths()
 	pthread_mutex_lock(&lock);
 	if (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) == STATE_RUNNING && !g_fast.debug) {
 		bool open = !callbacks::armed();
-		uint32_t plain = open && !RECORD_ALWAYS;
+		uint32_t plain = open && !RECORD_ALWAYS && !backend::g_foreign_flag;
 		__atomic_store_n(&g_fast.plain_when_off, plain, __ATOMIC_RELAXED);
 		__atomic_store_n(&allocinfo__inline_v1.plain, plain, __ATOMIC_RELAXED);
-		const uint32_t *go = open ? g_fast.enabled : &g_stop;
+		/* Over another allocator, the library's fast path allocates from it
+		 * (backend.h) when it comes after us; the header's inline path never. */
+		const uint32_t *go = open && backend::g_fast_path ? g_fast.enabled : &g_stop;
 		__atomic_store_n(&g_fast.go, go, __ATOMIC_RELEASE);
 		if (!RECORD_ALWAYS)
-			__atomic_store_n(&allocinfo__inline_v1.go, go, __ATOMIC_RELEASE);
+			__atomic_store_n(&allocinfo__inline_v1.go,
+					 glibc_underneath() ? go : &g_stop, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&lock);
 }

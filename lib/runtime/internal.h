@@ -59,6 +59,9 @@ struct alignas(64) fast_state {
 	uintptr_t small_len;		/* bytes mapped from small_base (grows) */
 	uintptr_t small_key;		/* XORed into its free lists' links */
 	uint32_t small_canary;		/* a live slot's trailer check */
+	uint32_t plain_free_checked;	/* debugging, or another allocator underneath:
+					 * free() of a block without a record is not
+					 * glibc's plain free */
 };
 extern fast_state g_fast HIDDEN;
 
@@ -74,8 +77,8 @@ extern const uint32_t g_stop HIDDEN;
  * them apart by `meta`, the 4 bytes just below the pointer. Below a glibc pointer
  * those are the high half of the chunk's size word, which is 0 for any chunk under
  * 4 GiB and can never reach RECORD_MAGIC's range (chunks of 2^63 bytes and more).
- * With ALLOCINFO_DEBUG or a sanitizer's allocator underneath (whose headers we do not
- * know), every allocation gets a record instead.
+ * With ALLOCINFO_DEBUG or a sanitizer's or another allocator underneath (whose headers
+ * we do not know), every allocation gets a record instead.
  *
  * `meta` == RECORD_MAGIC exactly is the common case that free() handles inline; any
  * other bit (an alignment shift, a debug record, a sampler's mark) sends it to the
@@ -107,6 +110,7 @@ constexpr uint32_t RECORD_F_CALLBACKS = 0x8u;	/* made while user callbacks were 
 constexpr uint32_t RECORD_F_MOVED = 0x10u;	/* not a record: the mark below a pointer a
 						 * post callback moved into the block; size is
 						 * the distance back to the block (callbacks.h) */
+constexpr uint32_t RECORD_F_FOREIGN = 0x20u;	/* the block is another allocator's (backend.h) */
 
 #ifdef ALLOCINFO_BACKEND_NEXT
 constexpr bool RECORD_ALWAYS = true;	/* the sanitizer's headers are not glibc's */

@@ -18,6 +18,7 @@
 
 #include "alloc.h"
 #include "callbacks.h"
+#include "route.h"
 
 using namespace allocinfo;
 
@@ -52,7 +53,7 @@ template <bool Zero>
 					   { nullptr, ra }, n, 0, 0, zero);
 	slow_plan plan = slow_mode();
 	if (plan.mode == how::counted)
-		return allocate(slot_for_caller(ra), n, zero, plan.flags);
+		return allocate_flagged(slot_for_caller(ra), n, zero, plan.flags);
 	return allocate_planned(plan, n, zero);
 }
 
@@ -69,7 +70,7 @@ template <bool Zero>
 					   { t, 0 }, n, 0, 0, zero);
 	slow_plan plan = slow_mode();
 	if (plan.mode == how::counted)
-		return allocate(slot_for_site(t), n, zero, plan.flags);
+		return allocate_flagged(slot_for_site(t), n, zero, plan.flags);
 	return allocate_planned(plan, n, zero);
 }
 
@@ -172,7 +173,7 @@ inline void *do_realloc(void *p, size_t n, SlotFn slot_fn, callbacks::site cs)
 		return p ? reallocate_off(p, n) : backend::malloc(n);
 	uint32_t slot = plan.mode == how::discard ? ALLOCINFO_TAG_DISCARD : slot_fn();
 	if (!p)
-		return allocate(slot, n, false, plan.flags);
+		return allocate_flagged(slot, n, false, plan.flags);
 	return reallocate(slot, p, n, plan.flags);
 }
 
@@ -448,7 +449,9 @@ EXPORT int dlclose(void *handle)
 		fn = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
 		__atomic_store_n(&next, fn, __ATOMIC_RELEASE);
 	}
+	route_before_dlclose();
 	int r = fn(handle);
+	route_after_dlclose();
 	scan_unloaded();
 	return r;
 }
@@ -489,7 +492,7 @@ namespace {
 			p = allocate(slot, n, false);
 		} else {
 			slow_plan plan = slow_mode();
-			p = plan.mode == how::counted ? allocate(slot, n, false, plan.flags)
+			p = plan.mode == how::counted ? allocate_flagged(slot, n, false, plan.flags)
 						      : allocate_planned(plan, n, false);
 		}
 		if (p)

@@ -43,3 +43,49 @@ tests_integration_callbacks_prog_plain_CFLAGS = $(AM_CFLAGS) -g
 tests_integration_callbacks_prog_plain_LDADD = -lpthread
 TESTS += tests/integration/callbacks.sh
 EXTRA_DIST += tests/integration/callbacks.sh
+
+# allocinfo on top of other allocators: one program built with the header, alone
+# and linked with each allocator ahead of the library; underneath.sh runs it with
+# the allocators and the library preloaded in every order.
+if ENABLE_UNIT
+UNDERNEATH_CPP = $(UNIT_CPPFLAGS)
+UNDERNEATH_LINK = $(TEST_LINK_FLAGS) -Wl,--no-as-needed
+check_PROGRAMS += tests/unit/underneath
+tests_unit_underneath_SOURCES = tests/unit/underneath.c
+tests_unit_underneath_CPPFLAGS = $(UNDERNEATH_CPP)
+tests_unit_underneath_LDADD = $(UNIT_LDADD) $(DL_LIBS)
+tests_unit_underneath_LDFLAGS = $(UNDERNEATH_LINK)
+check_PROGRAMS += tests/unit/underneath_cxx
+tests_unit_underneath_cxx_SOURCES = tests/unit/underneath_cxx.cpp
+tests_unit_underneath_cxx_CPPFLAGS = $(UNDERNEATH_CPP)
+tests_unit_underneath_cxx_LDADD = $(UNIT_LDADD) $(DL_LIBS)
+tests_unit_underneath_cxx_LDFLAGS = $(UNDERNEATH_LINK)
+if HAVE_JEMALLOC
+check_PROGRAMS += tests/unit/underneath_jemalloc
+tests_unit_underneath_jemalloc_SOURCES = tests/unit/underneath.c
+tests_unit_underneath_jemalloc_CPPFLAGS = $(UNDERNEATH_CPP)
+tests_unit_underneath_jemalloc_LDADD = -ljemalloc $(UNIT_LDADD) $(DL_LIBS)
+tests_unit_underneath_jemalloc_LDFLAGS = $(UNDERNEATH_LINK)
+# Built without the header and without the library, linked with jemalloc only.
+check_PROGRAMS += tests/unit/underneath_plain
+tests_unit_underneath_plain_SOURCES = tests/unit/underneath_plain.c
+tests_unit_underneath_plain_CFLAGS = $(AM_CFLAGS) -g -O1
+tests_unit_underneath_plain_LDADD = -ljemalloc $(DL_LIBS)
+endif
+if HAVE_TCMALLOC
+check_PROGRAMS += tests/unit/underneath_tcmalloc
+tests_unit_underneath_tcmalloc_SOURCES = tests/unit/underneath.c
+tests_unit_underneath_tcmalloc_CPPFLAGS = $(UNDERNEATH_CPP)
+tests_unit_underneath_tcmalloc_LDADD = -ltcmalloc_minimal $(UNIT_LDADD) $(DL_LIBS)
+tests_unit_underneath_tcmalloc_LDFLAGS = $(UNDERNEATH_LINK)
+endif
+if HAVE_MIMALLOC
+check_PROGRAMS += tests/unit/underneath_mimalloc
+tests_unit_underneath_mimalloc_SOURCES = tests/unit/underneath.c
+tests_unit_underneath_mimalloc_CPPFLAGS = $(UNDERNEATH_CPP)
+tests_unit_underneath_mimalloc_LDADD = -lmimalloc $(UNIT_LDADD) $(DL_LIBS)
+tests_unit_underneath_mimalloc_LDFLAGS = $(UNDERNEATH_LINK)
+endif
+TESTS += tests/integration/underneath.sh
+endif
+EXTRA_DIST += tests/integration/underneath.sh

@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GOT rewriting for an allocator that comes before liballocinfo (route.h). Only
+ * relocations the dynamic loader resolved by name are touched: PLT slots, GOT
+ * entries of address-taken functions, and absolute data words holding exactly one
+ * of the functions; each is replaced by our definition of the same name. Entries
+ * inside the RELRO segment are made writable for the one store and read-only again.
+ */
+#include "route.h"
+
+#include "backend.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace allocinfo {
+
+namespace {
+
+#if defined(__x86_64__)
+constexpr uint32_t REL_SLOT = R_X86_64_JUMP_SLOT, REL_GOT = R_X86_64_GLOB_DAT,
+		   REL_ABS = R_X86_64_64;
+#elif defined(__aarch64__)
+constexpr uint32_t REL_SLOT = R_AARCH64_JUMP_SLOT, REL_GOT = R_AARCH64_GLOB_DAT,
+		   REL_ABS = R_AARCH64_ABS64;
+#else
+#define ALLOCINFO_NO_ROUTING 1
+#endif
+
+/* Every entry point of ours that another allocator may define too. */
+const char *const routed_names[] = {
+	"malloc", "free", "calloc", "realloc", "reallocarray", "memalign", "aligned_alloc",
+	"valloc", "pvalloc", "posix_memalign", "malloc_usable_size",
+	"_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t",
+	"_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",
+	"_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t",
+	"_ZdlPv", "_ZdaPv", "_ZdlPvRKSt9nothrow_t", "_ZdaPvRKSt9nothrow_t",
+	"_ZdlPvm", "_ZdaPvm", "_ZdlPvSt11align_val_t", "_ZdaPvSt11align_val_t",
+	"_ZdlPvmSt11align_val_t", "_ZdaPvmSt11align_val_t",
+	"_ZdlPvSt11align_val_tRKSt9nothrow_t", "_ZdaPvSt11align_val_tRKSt9nothrow_t",
+};
+constexpr unsigned NR_ROUTED = sizeof(routed_names) / sizeof(routed_names[0]);
+
+/* Every member has an initializer: g_job is then initialized at compile time, since
+ * routing runs from the library's constructor, before dynamic initializers. */
+struct route_job {
+	const char *const *names = routed_names;	/* the symbols to rewrite */
+	unsigned nr_names = NR_ROUTED;
+	void *ours[NR_ROUTED] = {};	/* what each entry gets (null: left alone) */
+	const ElfW(Dyn) *only = nullptr;	/* just this object, when set */
+	const ElfW(Dyn) *skip_dynamic = nullptr;	/* the allocator's */
+	uintptr_t loader_base = 0, vdso_base = 0;
+	unsigned rewritten = 0, failed = 0;
+	/* Routing objects loaded later: only those after `after` (the dynamic section
+	 * of the last object routed; all when null), and only while each is ready. */
+	bool later = false;
+	const ElfW(Dyn) *after = nullptr;
+	bool after_seen = false, stopped = false;
+	const ElfW(Dyn) *last_routed = nullptr;
+};
+
+/* Kept from the first routing, for objects loaded later. */
+route_job g_job;
+bool g_routing_busy;
+
+#ifndef ALLOCINFO_NO_ROUTING
+
+int routed_index(const route_job *job, const char *name)
+{
+	for (unsigned i = 0; i < job->nr_names; i++)
+		if (name[0] == job->names[i][0] && !strcmp(name, job->names[i]))
+			return (int)i;
+	return -1;
+}
+
+uintptr_t page_down(uintptr_t a)
+{
+	return a & ~((uintptr_t)sysconf(_SC_PAGESIZE) - 1);
+}
+
+/* Stores fn at slot, lifting RELRO's protection around the store when needed. The
+ * loader protects the whole pages of the segment only, [relro_start, relro_end)
+ * here: the rest stays writable. */
+bool store_entry(void **slot, void *fn, uintptr_t relro_start, uintptr_t relro_end)
+{
+	if (__atomic_load_n(slot, __ATOMIC_RELAXED) == fn)
+		return true;
+	uintptr_t a = (uintptr_t)slot;
+	if (a >= relro_start && a + sizeof(void *) <= relro_end) {
+		uintptr_t page = page_down(a);
+		size_t len = (size_t)sysconf(_SC_PAGESIZE);
+		if (mprotect((void *)page, len, PROT_READ | PROT_WRITE))
+			return false;
+		__atomic_store_n(slot, fn, __ATOMIC_RELEASE);
+		mprotect((void *)page, len, PROT_READ);
+		return true;
+	}
+	__atomic_store_n(slot, fn, __ATOMIC_RELEASE);
+	return true;
+}
+
+/* The dynamic section's addresses: relocated in place by the loader where the section
+ * is writable, offsets where it is not. */
+uintptr_t dyn_address(uintptr_t value, uintptr_t base)
+{
+	return value < base ? value + base : value;
+}
+
+void route_table(route_job *job, uintptr_t base, const ElfW(Rela) *rela, size_t size,
+		 const ElfW(Sym) *symtab, const char *strtab, uintptr_t relro_start,
+		 uintptr_t relro_end)
+{
+	for (size_t i = 0; i < size / sizeof(*rela); i++) {
+		uint32_t type = (uint32_t)ELF64_R_TYPE(rela[i].r_info);
+		uint32_t sym = (uint32_t)ELF64_R_SYM(rela[i].r_info);
+		if (!sym || (type != REL_SLOT && type != REL_GOT && type != REL_ABS))
+			continue;
+		if (type != REL_SLOT && rela[i].r_addend)
+			continue;
+		int k = routed_index(job, strtab + symtab[sym].st_name);
+		if (k < 0 || !job->ours[k])
+			continue;
+		if (store_entry((void **)(base + rela[i].r_offset), job->ours[k], relro_start,
+				relro_end))
+			job->rewritten++;
+		else
+			job->failed++;
+	}
+}
+
+/* Whether the page holding addr is writable now, from /proc/self/maps (read with
+ * system calls into the stack: this runs inside malloc). -1 when it cannot tell. */
+int page_writable(uintptr_t addr)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	char buf[4096];
+	size_t have = 0;
+	int found = -1;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		char *line = buf, *nl;
+		while ((nl = strchr(line, '\n'))) {
+			*nl = '\0';
+			char *end;
+			uintptr_t start = strtoul(line, &end, 16), stop = 0;
+			if (*end == '-')
+				stop = strtoul(end + 1, &end, 16);
+			if (addr >= start && addr < stop && *end == ' ') {
+				found = end[2] == 'w';
+				break;
+			}
+			line = nl + 1;
+		}
+		if (found >= 0)
+			break;
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1)	/* a line longer than the buffer */
+			have = 0;
+	}
+	close(fd);
+	return found;
+}
+
+int route_object(struct dl_phdr_info *info, size_t, void *arg)
+{
+	auto *job = static_cast<route_job *>(arg);
+	uintptr_t base = info->dlpi_addr;
+	const ElfW(Dyn) *dynamic = nullptr;
+	uintptr_t relro_start = 0, relro_end = 0;
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_DYNAMIC)
+			dynamic = reinterpret_cast<const ElfW(Dyn) *>(base + ph->p_vaddr);
+		else if (ph->p_type == PT_GNU_RELRO) {
+			relro_start = page_down(base + ph->p_vaddr);
+			relro_end = page_down(base + ph->p_vaddr + ph->p_memsz);
+		}
+	}
+	if (job->later) {
+		if (job->stopped)
+			return 0;
+		if (job->after && !job->after_seen) {
+			job->after_seen = dynamic == job->after;
+			return 0;
+		}
+		/* Still being relocated (its RELRO not protected yet): later. */
+		if (relro_start < relro_end && page_writable(relro_start) != 0) {
+			job->stopped = true;
+			return 0;
+		}
+		job->last_routed = dynamic;
+	}
+	if ((base == job->loader_base && base) || (base == job->vdso_base && base))
+		return 0;
+	if (!dynamic || dynamic == job->skip_dynamic || (job->only && dynamic != job->only))
+		return 0;
+	const ElfW(Sym) *symtab = nullptr;
+	const char *strtab = nullptr;
+	const ElfW(Rela) *rela = nullptr, *jmprel = nullptr;
+	size_t rela_size = 0, jmprel_size = 0;
+	bool plt_is_rela = true;
+	for (const ElfW(Dyn) *d = dynamic; d->d_tag != DT_NULL; d++) {
+		switch (d->d_tag) {
+		case DT_SYMTAB: symtab = (const ElfW(Sym) *)dyn_address(d->d_un.d_ptr, base); break;
+		case DT_STRTAB: strtab = (const char *)dyn_address(d->d_un.d_ptr, base); break;
+		case DT_RELA: rela = (const ElfW(Rela) *)dyn_address(d->d_un.d_ptr, base); break;
+		case DT_RELASZ: rela_size = d->d_un.d_val; break;
+		case DT_JMPREL: jmprel = (const ElfW(Rela) *)dyn_address(d->d_un.d_ptr, base); break;
+		case DT_PLTRELSZ: jmprel_size = d->d_un.d_val; break;
+		case DT_PLTREL: plt_is_rela = d->d_un.d_val == DT_RELA; break;
+		}
+	}
+	if (!symtab || !strtab)
+		return 0;
+	if (rela)
+		route_table(job, base, rela, rela_size, symtab, strtab, relro_start, relro_end);
+	if (jmprel && plt_is_rela)
+		route_table(job, base, jmprel, jmprel_size, symtab, strtab, relro_start, relro_end);
+	return 0;
+}
+
+#endif /* !ALLOCINFO_NO_ROUTING */
+
+/* An object's dynamic symbol and string tables and its GNU hash table. */
+struct dynamic_tables {
+	const ElfW(Sym) *symtab = nullptr;
+	const char *strtab = nullptr;
+	const uint32_t *gnu_hash = nullptr;
+	const uint32_t *sysv_hash = nullptr;
+};
+
+dynamic_tables tables_of(const struct link_map *map)
+{
+	dynamic_tables t;
+	for (const ElfW(Dyn) *d = map->l_ld; d && d->d_tag != DT_NULL; d++) {
+		uintptr_t v = d->d_un.d_ptr < map->l_addr ? d->d_un.d_ptr + map->l_addr
+							  : d->d_un.d_ptr;
+		switch (d->d_tag) {
+		case DT_SYMTAB: t.symtab = (const ElfW(Sym) *)v; break;
+		case DT_STRTAB: t.strtab = (const char *)v; break;
+		case DT_GNU_HASH: t.gnu_hash = (const uint32_t *)v; break;
+		case DT_HASH: t.sysv_hash = (const uint32_t *)v; break;
+		}
+	}
+	return t;
+}
+
+bool defines(const ElfW(Sym) *sym, const char *strtab, const char *name)
+{
+	return sym->st_shndx != SHN_UNDEF && sym->st_value &&
+	       ELF64_ST_TYPE(sym->st_info) != STT_GNU_IFUNC && !strcmp(strtab + sym->st_name, name);
+}
+
+void *linear_symbol(const struct link_map *map, const dynamic_tables &t, uint32_t count,
+		    const char *name)
+{
+	for (uint32_t i = 1; i < count; i++)
+		if (defines(&t.symtab[i], t.strtab, name))
+			return reinterpret_cast<void *>(map->l_addr + t.symtab[i].st_value);
+	return nullptr;
+}
+
+} /* namespace */
+
+void *defined_symbol(const struct link_map *map, const char *name)
+{
+	dynamic_tables t = tables_of(map);
+	if (!t.symtab || !t.strtab)
+		return nullptr;
+	if (!t.gnu_hash)	/* only DT_HASH: its chain count is the symbol count */
+		return t.sysv_hash ? linear_symbol(map, t, t.sysv_hash[1], name) : nullptr;
+	uint32_t h = 5381;
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		h = h * 33 + *c;
+	uint32_t nbuckets = t.gnu_hash[0], symoffset = t.gnu_hash[1], bloom_words = t.gnu_hash[2];
+	if (!nbuckets)
+		return nullptr;
+	const uint32_t *buckets = reinterpret_cast<const uint32_t *>(
+		reinterpret_cast<const ElfW(Addr) *>(t.gnu_hash + 4) + bloom_words);
+	const uint32_t *chain = buckets + nbuckets;
+	uint32_t i = buckets[h % nbuckets];
+	if (i < symoffset)
+		return nullptr;
+	for (;; i++) {
+		uint32_t hh = chain[i - symoffset];
+		const ElfW(Sym) *sym = &t.symtab[i];
+		if ((hh | 1) == (h | 1) && defines(sym, t.strtab, name))
+			return reinterpret_cast<void *>(map->l_addr + sym->st_value);
+		if (hh & 1)
+			return nullptr;
+	}
+}
+
+unsigned route_calls(struct link_map *allocator, struct link_map *self)
+{
+#ifdef ALLOCINFO_NO_ROUTING
+	(void)allocator;
+	(void)self;
+	return 0;
+#else
+	route_job &job = g_job;
+	job.names = routed_names;
+	job.nr_names = NR_ROUTED;
+	for (unsigned i = 0; i < NR_ROUTED; i++)
+		job.ours[i] = defined_symbol(self, routed_names[i]);
+	job.skip_dynamic = allocator->l_ld;
+	job.loader_base = getauxval(AT_BASE);
+	job.vdso_base = getauxval(AT_SYSINFO_EHDR);
+	dl_iterate_phdr(route_object, &job);
+	struct link_map *last = _r_debug.r_map;
+	while (last && last->l_next)
+		last = last->l_next;
+	__atomic_store_n(&g_route_tail, last, __ATOMIC_RELEASE);
+	return job.rewritten;
+#endif
+}
+
+struct link_map *g_route_tail;
+
+bool redirect_backend(struct link_map *self, void *const fns[NR_BACKEND])
+{
+#ifdef ALLOCINFO_NO_ROUTING
+	(void)self;
+	(void)fns;
+	return false;
+#else
+	static const char *const names[NR_BACKEND] = {
+		"__libc_malloc", "__libc_calloc", "__libc_realloc", "__libc_free", "__libc_memalign",
+	};
+	route_job job{};
+	job.names = names;
+	job.nr_names = NR_BACKEND;
+	for (unsigned i = 0; i < NR_BACKEND; i++)
+		job.ours[i] = fns[i];
+	job.only = self->l_ld;
+	job.loader_base = getauxval(AT_BASE);
+	job.vdso_base = getauxval(AT_SYSINFO_EHDR);
+	dl_iterate_phdr(route_object, &job);
+	/* Each entry must now lead to the allocator, or none may: a block must never be
+	 * made by one and freed by the other. */
+	bool all = job.rewritten >= NR_BACKEND && !job.failed;
+	for (unsigned i = 0; i < NR_BACKEND && all; i++)
+		all = backend::got_entry(i) == fns[i];
+	return all;
+#endif
+}
+
+namespace {
+
+/* The loader's list entry whose dynamic section is `dynamic`, or null. */
+struct link_map *map_of(const ElfW(Dyn) *dynamic)
+{
+	for (struct link_map *m = _r_debug.r_map; m; m = m->l_next)
+		if (m->l_ld == dynamic)
+			return m;
+	return nullptr;
+}
+
+/* Routes the objects after `after` (all when null) that are ready, and makes the
+ * last of them the tail. One thread at a time; the others go on meanwhile. */
+void route_after(const ElfW(Dyn) *after)
+{
+#ifndef ALLOCINFO_NO_ROUTING
+	if (__atomic_exchange_n(&g_routing_busy, true, __ATOMIC_ACQUIRE))
+		return;
+	route_job &job = g_job;
+	job.later = true;
+	job.after = after;
+	job.after_seen = job.stopped = false;
+	job.last_routed = nullptr;
+	/* dl_iterate_phdr holds the loader's lock while it walks the list. */
+	dl_iterate_phdr(route_object, &job);
+	const ElfW(Dyn) *last = job.last_routed ? job.last_routed : after;
+	struct link_map *tail = last ? map_of(last) : nullptr;
+	if (!tail && !job.stopped) {
+		/* The last one routed is in another namespace (dlmopen): everything in
+		 * the main list was routed, so its end is the tail. */
+		for (tail = _r_debug.r_map; tail && tail->l_next; tail = tail->l_next)
+			;
+	}
+	if (tail)
+		__atomic_store_n(&g_route_tail, tail, __ATOMIC_RELEASE);
+	__atomic_store_n(&g_routing_busy, false, __ATOMIC_RELEASE);
+#else
+	(void)after;
+#endif
+}
+
+const ElfW(Dyn) *g_tail_before_dlclose;
+
+} /* namespace */
+
+void route_new_objects()
+{
+	struct link_map *tail = __atomic_load_n(&g_route_tail, __ATOMIC_ACQUIRE);
+	if (tail)
+		route_after(tail->l_ld);
+}
+
+void route_fork_child()
+{
+	/* A thread that was routing in the parent does not exist in the child. */
+	__atomic_store_n(&g_routing_busy, false, __ATOMIC_RELAXED);
+}
+
+void route_before_dlclose()
+{
+	struct link_map *tail = __atomic_exchange_n(&g_route_tail, nullptr, __ATOMIC_ACQ_REL);
+	if (tail)
+		g_tail_before_dlclose = tail->l_ld;
+}
+
+void route_after_dlclose()
+{
+	if (!g_tail_before_dlclose)
+		return;
+	/* Whatever dlclose unloaded, every object still loaded is looked at again:
+	 * routing an object twice stores nothing. */
+	route_after(nullptr);
+}
+
+} /* namespace allocinfo */

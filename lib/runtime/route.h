@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Routing the process's malloc calls to liballocinfo when another allocator comes
+ * before it in symbol lookup order (preloaded into a program linked with the library,
+ * or linked ahead of it): every loaded object's GOT entries for the malloc family and
+ * C++ operator new and delete, which the dynamic loader bound to that allocator, are
+ * pointed at our own definitions, so that every block is freed by the code that
+ * made it.
+ */
+#ifndef ALLOCINFO_ROUTE_H
+#define ALLOCINFO_ROUTE_H
+
+#include <link.h>
+
+#include "internal.h"
+
+namespace allocinfo {
+
+/* The address of `name` as the object `map` itself defines it (a function or data,
+ * not an undefined reference), found in its own dynamic symbol table; null if it has
+ * none. Unlike dlsym on a link map, this needs no search list (which objects loaded
+ * at start-up do not have) and never allocates. */
+void *defined_symbol(const struct link_map *map, const char *name) HIDDEN;
+
+/* Rewrites the entries of every loaded object but the allocator's own (whose calls to
+ * itself stay its own) and the dynamic loader's; `self` is liballocinfo. Returns how
+ * many entries now lead to us. */
+unsigned route_calls(struct link_map *allocator, struct link_map *self) HIDDEN;
+
+/*
+ * Over another allocator, the library's own calls to glibc's __libc_malloc,
+ * __libc_calloc, __libc_realloc, __libc_free and __libc_memalign (in that order in
+ * fns) are pointed at that allocator's functions, so that its fast path, which calls
+ * them through the GOT, allocates from it at no cost. True when every entry leads
+ * there; it is the caller's to undo a partial rewrite (or never use the fast path).
+ */
+constexpr unsigned NR_BACKEND = 5;
+bool redirect_backend(struct link_map *self, void *const fns[NR_BACKEND]) HIDDEN;
+
+/*
+ * Objects loaded after routing (dlopen, and glibc's own: NSS modules, iconv) are
+ * appended to the loader's list after the last object routed: the allocation path
+ * over an allocator that came first checks route_pending() (two loads) and routes
+ * them with route_new_objects(). An object is routed only once the loader has
+ * finished relocating it (its RELRO segment is read-only again), never halfway.
+ */
+extern struct link_map *g_route_tail HIDDEN;
+
+static inline bool route_pending()
+{
+	struct link_map *tail = __atomic_load_n(&g_route_tail, __ATOMIC_ACQUIRE);
+	return unlikely(tail != nullptr) &&
+	       unlikely(__atomic_load_n(&tail->l_next, __ATOMIC_RELAXED) != nullptr);
+}
+
+void route_new_objects() HIDDEN;
+
+/* Around dlclose, which may unload the last object routed: stops the checks, then
+ * looks at every object again. */
+void route_before_dlclose() HIDDEN;
+/* In a forked child: no routing is under way. */
+void route_fork_child() HIDDEN;
+void route_after_dlclose() HIDDEN;
+
+} /* namespace allocinfo */
+
+#endif

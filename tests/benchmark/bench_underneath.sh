@@ -1,0 +1,120 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# allocinfo on top of other allocators: each workload with jemalloc, tcmalloc and
+# mimalloc underneath, against that allocator alone, in the same run. Called by
+# `make bench` after bench.sh (top_builddir set); takes the same --quick and --reps.
+#
+# Columns, for allocator X (preloaded: the programs are built without it):
+#   X alone    the baseline binary (no allocinfo) with LD_PRELOAD=X
+#   tagged     the binary built with allocinfo.h, with LD_PRELOAD=X: X comes before
+#              the library, whose calls are routed to it (GOT rewriting)
+#   preload    the baseline binary with LD_PRELOAD="liballocinfo.so X": the
+#              library comes first, X next
+# Time is the median CPU time per operation (wall time for the two-thread
+# producer/consumer), peak RSS the median maximum resident set (GNU time's %M);
+# each as a ratio to X alone, with the ratio of the best runs in parentheses.
+set -u
+
+: "${top_builddir:?run through make bench}"
+B=$top_builddir/tests/benchmark
+LIB=$top_builddir/lib/.libs/liballocinfo.so
+reps=7
+scale=1
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) reps=3; scale=4 ;;
+	--reps) reps=$2; shift ;;
+	*) shift ;;	# bench.sh's other options
+	esac
+	shift
+done
+if [ ! -x /usr/bin/time ]; then
+	echo "bench_underneath.sh: GNU time (/usr/bin/time) is needed for peak RSS" >&2
+	exit 1
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/allocinfo-under.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+export ALLOCINFO_STORE_DIR=$work/store
+mkdir -p "$ALLOCINFO_STORE_DIR"
+unset LD_PRELOAD ALLOCINFO ALLOCINFO_DEBUG ALLOCINFO_HEAP
+
+library() {
+	/sbin/ldconfig -p 2>/dev/null | sed -n "s/^[[:space:]]*$1 (.*) => //p" | head -n 1
+}
+
+# run VARIANT ALLOCATOR-PATH PROGRAM ARGS...: "TIME-FIELDS peak_kb=N"
+run() {
+	local v=$1 lib=$2 prog=$3 pre
+	shift 3
+	case $v in
+	alone) pre=$lib; prog=$B/${prog}_plain ;;
+	tagged) pre=$lib; prog=$B/${prog}_tagged ;;
+	preload) pre="$LIB $lib"; prog=$B/${prog}_plain ;;
+	esac
+	local out
+	out=$(LD_PRELOAD=$pre ALLOCINFO=1 /usr/bin/time -f 'peak_kb=%M' -o "$work/time" "$prog" "$@") || return 1
+	printf '%s %s\n' "$(grep '^wall_ns_per_op=' <<<"$out")" "$(cat "$work/time")"
+}
+
+field() { sed -n "s/.*\<$1=\([0-9.]*\).*/\1/p" <<<"$2"; }
+
+median_min() {	# numbers on stdin -> "MEDIAN MIN"
+	sort -g | awk '{ v[NR] = $1 } END {
+		if (NR == 0) { print "nan nan"; exit }
+		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "%.6g %.6g\n", m, v[1] }'
+}
+
+ratio() {	# "MEDIAN MIN" of x, of the base -> "1.02x (1.01)"
+	awk -v x="$1" -v b="$2" 'BEGIN { split(x, a, " "); split(b, c, " ");
+		if (c[1] > 0 && a[1] != "nan") printf "%-16s", sprintf("%.2fx (%.2f)", a[1] / c[1], a[2] / c[2]);
+		else printf "%-16s", "-" }'
+}
+
+declare -A tim rss
+variants="alone tagged preload"
+printf '%-34s %-10s %-16s%-16s%-16s%-16s\n' "workload over allocator" "X alone" \
+	"time, tagged" "time, preload" "RSS, tagged" "RSS, preload"
+printf '%s\n' "$(printf '%.0s-' {1..110})"
+for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 mimalloc:libmimalloc.so.2; do
+	name=${pair%%:*} lib=$(library "${pair#*:}")
+	if [ -z "$lib" ]; then
+		echo "(${pair#*:} is not installed: no rows)"
+		continue
+	fi
+	for w in "pairs 64 1 $((5000000 / scale))" "ctree $((40 / scale))" "cxx $((40 / scale))" \
+		 "prodcons $((2000000 / scale))"; do
+		set -- $w
+		prog=$1
+		shift
+		metric=cpu_ns_per_op
+		[ "$prog" = prodcons ] && metric=wall_ns_per_op
+		echo "  $name: $prog" >&2
+		vs=($variants)
+		for ((r = 0; r < reps; r++)); do
+			for ((i = 0; i < 3; i++)); do
+				v=${vs[(i + r) % 3]}
+				line=$(run "$v" "$lib" "$prog" "$@") || { echo "$prog ($v over $name) failed" >&2; continue; }
+				tim[$v]+="$(field $metric "$line")"$'\n'
+				rss[$v]+="$(field peak_kb "$line")"$'\n'
+			done
+		done
+		declare -A t=() m=()
+		for v in $variants; do
+			t[$v]=$(printf '%s' "${tim[$v]}" | grep . | median_min)
+			m[$v]=$(printf '%s' "${rss[$v]}" | grep . | median_min)
+			tim[$v]="" rss[$v]=""
+		done
+		case $prog in
+		pairs) label="malloc/free 64 B" ;;
+		ctree) label="C trees, lists, strings" ;;
+		cxx) label="C++ map, vector, shared_ptr" ;;
+		prodcons) label="producer/consumer (2 threads)" ;;
+		esac
+		printf '%-34s %-10s %s%s%s%s\n' "$label, $name" \
+			"$(awk -v k="${m[alone]%% *}" 'BEGIN { printf "%.1f MB", k / 1024 }')" \
+			"$(ratio "${t[tagged]}" "${t[alone]}")" "$(ratio "${t[preload]}" "${t[alone]}")" \
+			"$(ratio "${m[tagged]}" "${m[alone]}")" "$(ratio "${m[preload]}" "${m[alone]}")"
+	done
+done

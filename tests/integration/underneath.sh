@@ -1,0 +1,102 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# allocinfo on top of the program's own allocator (jemalloc, tcmalloc, mimalloc,
+# glibc's libc_malloc_debug.so): a program built with the header, the allocator
+# preloaded into it, linked ahead of the library, or linked and the library preloaded
+# ahead of it. Every run must finish with exact counts, each block served by that
+# allocator (tests/unit/underneath.c checks its statistics), also after a library
+# built without the header is loaded with dlopen and blocks cross between them. A combination whose
+# allocator is not installed is skipped, and said so.
+set -u
+[ "${ALLOCINFO_SANITIZER:-no}" = no ] || { echo "skip: LD_PRELOAD under a sanitizer"; exit 77; }
+U=$top_builddir/tests/unit
+# A library built without the header, loaded with dlopen once the program runs.
+PLUGIN=$U/.libs/libplain.so
+ran=0 failed=0
+
+# The installed path of a shared library, from the loader's cache.
+library() {
+	/sbin/ldconfig -p 2>/dev/null | sed -n "s/^[[:space:]]*$1 (.*) => //p" | head -n 1
+}
+
+# expect_ok WHAT ENV... PROGRAM ALLOCATOR
+expect_ok() {
+	what=$1
+	shift
+	out=$(env "$@" 2>&1)
+	rc=$?
+	ran=$((ran + 1))
+	if [ $rc -ne 0 ] || [ "$(printf '%s\n' "$out" | tail -n 1)" != ok ]; then
+		echo "FAIL: $what (exit $rc)"
+		printf '%s\n' "$out" | head -n 40
+		failed=$((failed + 1))
+	else
+		echo "ok: $what"
+	fi
+}
+
+expect_ok "glibc alone" "$U/underneath" glibc "$PLUGIN"
+expect_ok "C++, glibc alone" "$U/underneath_cxx" glibc
+
+for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 \
+	    mimalloc:libmimalloc.so.2 glibc-debug:libc_malloc_debug.so.0; do
+	name=${pair%%:*} lib=$(library "${pair#*:}")
+	if [ -z "$lib" ]; then
+		echo "skip: ${pair#*:} is not installed"
+		continue
+	fi
+	# Preloaded into a binary built with the header: the allocator comes first.
+	if [ "$name" = glibc-debug ]; then
+		expect_ok "LD_PRELOAD=$lib MALLOC_CHECK_=3" LD_PRELOAD="$lib" MALLOC_CHECK_=3 \
+			MALLOC_PERTURB_=165 "$U/underneath" glibc "$PLUGIN"
+		expect_ok "LD_PRELOAD=$lib" LD_PRELOAD="$lib" "$U/underneath" glibc "$PLUGIN"
+		continue
+	fi
+	expect_ok "LD_PRELOAD=$lib" LD_PRELOAD="$lib" "$U/underneath" "$name" "$PLUGIN"
+	expect_ok "C++, LD_PRELOAD=$lib" LD_PRELOAD="$lib" "$U/underneath_cxx" "$name"
+	expect_ok "C++, LD_PRELOAD=liballocinfo.so $lib" LD_PRELOAD="$ALLOCINFO_LIB $lib" \
+		"$U/underneath_cxx" "$name"
+	# Preloaded after the library: it comes next.
+	expect_ok "LD_PRELOAD=liballocinfo.so $lib" LD_PRELOAD="$ALLOCINFO_LIB $lib" \
+		"$U/underneath" "$name" "$PLUGIN"
+	# The library's own small-block heap, asked for explicitly, over the allocator.
+	if [ "$name" = mimalloc ]; then
+		expect_ok "LD_PRELOAD=liballocinfo.so $lib, ALLOCINFO_HEAP=own" \
+			ALLOCINFO_HEAP=own UNDERNEATH_OWN_HEAP=1 LD_PRELOAD="$ALLOCINFO_LIB $lib" \
+			"$U/underneath" "$name" "$PLUGIN"
+	fi
+	if [ ! -x "$U/underneath_$name" ]; then
+		echo "skip: built without lib$name's development files"
+		continue
+	fi
+	# Linked ahead of the library (as allocinfo-cc ... -l$name links), and behind
+	# it when the library is preloaded.
+	expect_ok "linked with -l$name" "$U/underneath_$name" "$name" "$PLUGIN"
+	expect_ok "linked with -l$name, LD_PRELOAD=liballocinfo.so" \
+		LD_PRELOAD="$ALLOCINFO_LIB" "$U/underneath_$name" "$name" "$PLUGIN"
+	expect_ok "linked with -l$name, ALLOCINFO=0" ALLOCINFO=0 \
+		"$U/underneath_$name" "$name" "$PLUGIN"
+	expect_ok "LD_PRELOAD=$lib, ALLOCINFO=never" ALLOCINFO=never LD_PRELOAD="$lib" \
+		"$U/underneath" "$name" "$PLUGIN"
+done
+# A program built without the header and linked with jemalloc, under
+# LD_PRELOAD=liballocinfo.so: jemalloc's statistics move by its size class of each
+# block with its 16-byte record, and the blocks are counted at their caller.
+if [ -x "$U/underneath_plain" ]; then
+	ran=$((ran + 1))
+	out=$(LD_PRELOAD=$ALLOCINFO_LIB "$U/underneath_plain" 2>&1)
+	line=$(printf '%s\n' "$out" | sed -n 's/^line //p')
+	set -- $(printf '%s\n' "$out" | sed -n 's/^jemalloc \([0-9]*\) alone [0-9]* recorded \([0-9]*\)$/\1 \2/p')
+	if [ $# -ne 2 ] || [ "$1" != "$2" ] ||
+	   ! printf '%s\n' "$out" | grep -E "^ *800000 +8 .*underneath_plain\.c:$line \[underneath_plain\] func:make_block \$" >/dev/null; then
+		echo "FAIL: linked with -ljemalloc, built without the header, LD_PRELOAD=liballocinfo.so"
+		printf '%s\n' "$out"
+		failed=$((failed + 1))
+	else
+		echo "ok: linked with -ljemalloc, built without the header, LD_PRELOAD=liballocinfo.so"
+	fi
+fi
+echo "$((ran - failed)) passed, $failed failed"
+[ $failed -eq 0 ] || exit 1
+[ $ran -gt 1 ] || exit 77
+exit 0

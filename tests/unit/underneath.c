@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A program built with allocinfo.h whose allocator may be another one: linked in
+ * (before or after liballocinfo), or preloaded. Its argument names the allocator
+ * that must have served every block (jemalloc, tcmalloc, mimalloc, glibc); its own
+ * statistics or functions, found with dlsym, show that it did. The counts of every
+ * call site are checked exactly, with malloc_usable_size and the aligned forms.
+ * Prints "ok" and exits 0, or names each failure and exits 1.
+ */
+#include <allocinfo.h>
+
+#include <dlfcn.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "site_report.h"
+
+static int failures;
+static const char *allocator;
+
+#define check(cond, ...) do { \
+	if (!(cond)) { \
+		printf("%s:%d: %s: ", __FILE__, __LINE__, allocator); \
+		printf(__VA_ARGS__); \
+		printf("\n"); \
+		failures++; \
+	} \
+} while (0)
+
+static void *symbol(const char *name)
+{
+	void *fn = dlsym(RTLD_DEFAULT, name);
+	if (!fn) {
+		printf("%s: no %s in the process: not the allocator underneath\n", allocator, name);
+		exit(1);
+	}
+	return fn;
+}
+
+/* Bytes the allocator says it has handed out, or -1 where it keeps no such figure. */
+static long long allocator_bytes(void)
+{
+	if (!strcmp(allocator, "jemalloc")) {
+		int (*mallctl)(const char *, void *, size_t *, void *, size_t) =
+			(int (*)(const char *, void *, size_t *, void *, size_t))symbol("mallctl");
+		uint64_t epoch = 1;
+		size_t len = sizeof(epoch), bytes;
+		mallctl("epoch", &epoch, &len, &epoch, len);
+		len = sizeof(bytes);
+		if (mallctl("stats.allocated", &bytes, &len, NULL, 0))
+			return -1;
+		return (long long)bytes;
+	}
+	if (!strcmp(allocator, "tcmalloc")) {
+		int (*get)(const char *, size_t *) =
+			(int (*)(const char *, size_t *))symbol("MallocExtension_GetNumericProperty");
+		size_t bytes;
+		if (!get("generic.current_allocated_bytes", &bytes))
+			return -1;
+		return (long long)bytes;
+	}
+	return -1;
+}
+
+/* The allocator's own size for a block of n bytes (its size class), or 0. */
+static size_t allocator_class(size_t n)
+{
+	if (!strcmp(allocator, "jemalloc") || !strcmp(allocator, "tcmalloc"))
+		return ((size_t (*)(size_t, int))symbol("nallocx"))(n, 0);
+	if (!strcmp(allocator, "mimalloc"))
+		return ((size_t (*)(size_t))symbol("mi_good_size"))(n);
+	return 0;
+}
+
+/* The allocator's usable size for `base`, a block it made: its own function, which
+ * accepts only its own blocks. */
+static size_t allocator_usable(void *base)
+{
+	if (!strcmp(allocator, "jemalloc"))
+		return ((size_t (*)(void *, int))symbol("sallocx"))(base, 0);
+	if (!strcmp(allocator, "tcmalloc"))
+		return ((size_t (*)(void *))symbol("tc_malloc_size"))(base);
+	if (!strcmp(allocator, "mimalloc")) {
+		int (*owned)(const void *) = (int (*)(const void *))symbol("mi_is_in_heap_region");
+		if (!owned(base))
+			return 0;
+		return ((size_t (*)(void *))symbol("mi_usable_size"))(base);
+	}
+	return 0;
+}
+
+static int big_line, small_line, calloc_line, strdup_line, realloc_line, aligned_line, posix_line,
+	memalign_line, cxx_line;
+
+enum { BIG = 100000, NBIG = 16 };
+
+int main(int argc, char **argv)
+{
+	allocator = argc > 1 ? argv[1] : "glibc";
+	/* With ALLOCINFO=0 or never nothing is counted, and nothing must break. */
+	const char *mode = getenv("ALLOCINFO");
+	long long k = !mode || (strcmp(mode, "0") && strcmp(mode, "never"));
+	int foreign = strcmp(allocator, "glibc") != 0;
+	if (foreign && strcmp(allocator, "glibc-debug"))
+		symbol(!strcmp(allocator, "jemalloc") ? "mallctl"
+		       : !strcmp(allocator, "tcmalloc") ? "tc_malloc_size" : "mi_usable_size");
+
+	/* Large blocks: the allocator's statistics move by exactly its size class of
+	 * each block with its 16-byte record, and back. */
+	long long before = allocator_bytes();
+	void *big[NBIG];
+	for (int i = 0; i < NBIG; i++) {
+		big_line = __LINE__ + 1;
+		big[i] = malloc(BIG);
+		check(big[i] != NULL, "malloc(%d) failed", BIG);
+		memset(big[i], i, BIG);
+	}
+	long long after = allocator_bytes();
+	if (before >= 0)
+		check(after - before == (long long)(NBIG * allocator_class(BIG + 16)),
+		      "%s's allocated bytes moved by %lld, not %d blocks of %zu",
+		      allocator, after - before, NBIG, allocator_class(BIG + 16));
+	for (int i = 0; i < NBIG; i++) {
+		size_t usable = malloc_usable_size(big[i]);
+		check(usable >= BIG, "malloc_usable_size %zu < %d", usable, BIG);
+		if (allocator_class(1))
+			check(usable + 16 == allocator_usable((char *)big[i] - 16),
+			      "malloc_usable_size %zu is not the allocator's %zu less the record",
+			      usable, allocator_usable((char *)big[i] - 16));
+		memset(big[i], 0xff, usable);	/* all of it is the caller's */
+	}
+	{
+		struct site_counts c = site_lookup(__FILE__, big_line, "main");
+		check((c.found || !k) && c.bytes == k * NBIG * BIG && c.calls == k * NBIG,
+		      "big blocks: %lld bytes in %llu calls", c.bytes, c.calls);
+	}
+	long long held = allocator_bytes();
+	for (int i = 0; i < NBIG / 2; i++)
+		free(big[i]);
+	if (before >= 0)
+		check(held - allocator_bytes() == (long long)(NBIG / 2 * allocator_class(BIG + 16)),
+		      "%s's allocated bytes fell by %lld, not %d blocks of %zu", allocator,
+		      held - allocator_bytes(), NBIG / 2, allocator_class(BIG + 16));
+	{
+		struct site_counts c = site_lookup(__FILE__, big_line, "main");
+		check(c.bytes == k * NBIG / 2 * BIG && c.calls == k * NBIG / 2,
+		      "after free: %lld bytes in %llu calls", c.bytes, c.calls);
+	}
+	for (int i = NBIG / 2; i < NBIG; i++)
+		free(big[i]);
+
+	/* A small block: the allocator's, unless the library's own heap was asked for
+	 * (UNDERNEATH_OWN_HEAP, with mimalloc, which tells any pointer apart). */
+	small_line = __LINE__ + 1;
+	char *small = malloc(64);
+	memset(small, 7, 64);
+	{
+		struct site_counts c = site_lookup(__FILE__, small_line, "main");
+		check((c.found || !k) && c.bytes == k * 64 && c.calls == (unsigned long long)k,
+		      "small block: %lld bytes in %llu calls", c.bytes, c.calls);
+	}
+	if (getenv("UNDERNEATH_OWN_HEAP")) {
+		int (*owned)(const void *) = (int (*)(const void *))symbol("mi_is_in_heap_region");
+		check(!owned(small), "ALLOCINFO_HEAP=own: the small block is mimalloc's");
+	} else if (allocator_class(1)) {
+		check(malloc_usable_size(small) + 16 == allocator_usable(small - 16),
+		      "the small block is not %s's: usable %zu", allocator,
+		      malloc_usable_size(small));
+	}
+	free(small);
+
+	/* Every other form, small and large, each at its own site. */
+	calloc_line = __LINE__ + 1;
+	unsigned char *z = calloc(10, 3000);
+	int zero = 1;
+	for (int i = 0; i < 30000; i++)
+		zero &= z[i] == 0;
+	check(zero, "calloc's block is not zeroed");
+	char text[3000];
+	memset(text, 'x', sizeof(text) - 1);
+	text[sizeof(text) - 1] = '\0';
+	strdup_line = __LINE__ + 1;
+	char *s = strdup(text);
+	check(s && !strcmp(s, text), "strdup");
+	realloc_line = __LINE__ + 1;
+	char *r = realloc(NULL, 24);
+	strcpy(r, "kept across realloc");
+	for (size_t n = 100; n <= 200000; n *= 3) {
+		realloc_line = __LINE__ + 1;
+		r = realloc(r, n);
+		check(r && !strcmp(r, "kept across realloc"), "realloc to %zu", n);
+	}
+	aligned_line = __LINE__ + 1;
+	void *a = aligned_alloc(64, 6400);
+	check(a && (uintptr_t)a % 64 == 0, "aligned_alloc(64): %p", a);
+	void *pm = NULL;
+	posix_line = __LINE__ + 1;
+	int err = posix_memalign(&pm, 4096, 5000);
+	check(!err && (uintptr_t)pm % 4096 == 0, "posix_memalign(4096): %d %p", err, pm);
+	memalign_line = __LINE__ + 1;
+	void *m = memalign(256, 300);
+	check(m && (uintptr_t)m % 256 == 0, "memalign(256): %p", m);
+	check(malloc_usable_size(a) >= 6400 && malloc_usable_size(pm) >= 5000 &&
+	      malloc_usable_size(m) >= 300, "usable sizes of aligned blocks %zu %zu %zu",
+	      malloc_usable_size(a), malloc_usable_size(pm), malloc_usable_size(m));
+	memset(a, 1, malloc_usable_size(a));
+	memset(pm, 1, malloc_usable_size(pm));
+	memset(m, 1, malloc_usable_size(m));
+
+	struct { int *line; long long bytes; } sites[] = {
+		{ &calloc_line, 30000 }, { &strdup_line, 3000 }, { &realloc_line, 72900 },
+		{ &aligned_line, 6400 }, { &posix_line, 5000 }, { &memalign_line, 300 },
+	};
+	for (size_t i = 0; i < sizeof(sites) / sizeof(sites[0]); i++) {
+		struct site_counts c = site_lookup(__FILE__, *sites[i].line, "main");
+		check((c.found || !k) && c.bytes == k * sites[i].bytes && c.calls == (unsigned long long)k,
+		      "line %d: %lld bytes in %llu calls, not %lld in %lld", *sites[i].line,
+		      c.bytes, c.calls, k * sites[i].bytes, k);
+	}
+	free(z);
+	free(s);
+	free(r);
+	free(a);
+	free(pm);
+	free(m);
+	for (size_t i = 0; i < sizeof(sites) / sizeof(sites[0]); i++) {
+		struct site_counts c = site_lookup(__FILE__, *sites[i].line, "main");
+		check(c.bytes == 0 && c.calls == 0, "line %d after free: %lld bytes in %llu calls",
+		      *sites[i].line, c.bytes, c.calls);
+	}
+	(void)cxx_line;
+
+	/* A library loaded now, built without the header: once any call reaches the
+	 * library, the new object's calls are routed too, and blocks cross freely. */
+	if (argc > 2) {
+		void *h = dlopen(argv[2], RTLD_NOW);
+		check(h != NULL, "dlopen(%s): %s", argv[2], dlerror());
+		if (!h)
+			return 1;
+		void *(*plain_alloc)(size_t) = (void *(*)(size_t))dlsym(h, "plain_alloc");
+		void (*plain_free)(void *) = (void (*)(void *))dlsym(h, "plain_free");
+		const int *plain_line = (const int *)dlsym(h, "plain_alloc_line");
+		void *ours = malloc(2000);		/* also routes the new object */
+		void *theirs = plain_alloc(3000);
+		struct site_counts c = site_lookup("plain.c", *plain_line, NULL);
+		check((c.found || !k) && c.bytes == k * 3000 && c.calls == (unsigned long long)k,
+		      "the loaded library's block: %lld bytes in %llu calls", c.bytes, c.calls);
+		plain_free(ours);
+		free(theirs);
+		c = site_lookup("plain.c", *plain_line, NULL);
+		check(c.bytes == 0 && c.calls == 0, "after free: %lld bytes in %llu calls",
+		      c.bytes, c.calls);
+		dlclose(h);
+		/* After dlclose, routing goes on for what is loaded next. */
+		h = dlopen(argv[2], RTLD_NOW);
+		plain_alloc = (void *(*)(size_t))dlsym(h, "plain_alloc");
+		plain_free = (void (*)(void *))dlsym(h, "plain_free");
+		ours = malloc(500);
+		theirs = plain_alloc(700);
+		plain_free(ours);
+		free(theirs);
+		dlclose(h);
+	}
+	if (failures) {
+		printf("%s", site_report_text());
+		return 1;
+	}
+	printf("ok\n");
+	return 0;
+}

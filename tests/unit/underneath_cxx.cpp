@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+/*
+ * C++ new and delete over another allocator (which defines operator new and delete
+ * itself: jemalloc, tcmalloc, mimalloc), preloaded before or after the library: the
+ * forms it defines must reach the library all the same. Its argument names the
+ * allocator, whose own usable-size function must accept each block; prints "ok".
+ */
+#include <allocinfo.h>
+
+#include <dlfcn.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <new>
+
+#include "site_report.h"
+
+static int failures;
+
+#define check(cond, ...) do { \
+	if (!(cond)) { \
+		printf("%s:%d: ", __FILE__, __LINE__); \
+		printf(__VA_ARGS__); \
+		printf("\n"); \
+		failures++; \
+	} \
+} while (0)
+
+/* The allocator's own usable size of a block it made, or 0 if it did not. */
+static size_t allocator_usable(const char *name, void *base)
+{
+	const char *fn = !strcmp(name, "jemalloc") ? "sallocx"
+		       : !strcmp(name, "tcmalloc") ? "tc_malloc_size" : "mi_usable_size";
+	void *sym = dlsym(RTLD_DEFAULT, fn);
+	if (!sym)
+		return 0;
+	if (!strcmp(name, "jemalloc"))
+		return reinterpret_cast<size_t (*)(void *, int)>(sym)(base, 0);
+	return reinterpret_cast<size_t (*)(void *)>(sym)(base);
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = argc > 1 ? argv[1] : "glibc";
+	bool foreign = strcmp(name, "glibc") != 0;
+	char *blocks[4];
+	char *aligned;
+	int line, aligned_line;
+	{
+		line = __LINE__ + 1;
+		ALLOC_TAG_SCOPE();
+		for (int i = 0; i < 4; i++)
+			blocks[i] = new char[100000];
+	}
+	{
+		aligned_line = __LINE__ + 1;
+		ALLOC_TAG_SCOPE();
+		aligned = new (std::align_val_t(256)) char[1000];
+	}
+	check((uintptr_t)aligned % 256 == 0, "aligned new: %p", (void *)aligned);
+	struct site_counts c = site_lookup(__FILE__, line, nullptr);
+	check(c.found && c.bytes == 400000 && c.calls == 4, "new[]: %lld bytes in %llu calls",
+	      c.bytes, c.calls);
+	c = site_lookup(__FILE__, aligned_line, nullptr);
+	check(c.found && c.bytes == 1000 && c.calls == 1, "aligned new: %lld bytes in %llu calls",
+	      c.bytes, c.calls);
+	for (int i = 0; i < 4; i++) {
+		size_t usable = malloc_usable_size(blocks[i]);
+		check(usable >= 100000, "malloc_usable_size %zu", usable);
+		if (foreign)
+			check(usable + 16 == allocator_usable(name, blocks[i] - 16),
+			      "%s's usable size %zu of the block, not %zu", name,
+			      allocator_usable(name, blocks[i] - 16), usable + 16);
+		memset(blocks[i], 1, usable);
+		delete[] blocks[i];
+	}
+	::operator delete[](aligned, std::align_val_t(256));
+	c = site_lookup(__FILE__, line, nullptr);
+	check(c.bytes == 0 && c.calls == 0, "after delete[]: %lld bytes in %llu calls", c.bytes,
+	      c.calls);
+	c = site_lookup(__FILE__, aligned_line, nullptr);
+	check(c.bytes == 0 && c.calls == 0, "after aligned delete: %lld bytes in %llu calls",
+	      c.bytes, c.calls);
+	if (failures) {
+		printf("%s", site_report_text());
+		return 1;
+	}
+	printf("ok\n");
+	return 0;
+}
