@@ -31,7 +31,6 @@ namespace allocinfo {
 
 struct module {
 	cds_list_head node;
-	rcu_head rcu;
 	uintptr_t l_addr, lo, hi;
 	uint32_t path_off;
 	std::vector<uint32_t> slots;	/* registry lock */
@@ -92,19 +91,10 @@ int find_object_cb(struct dl_phdr_info *info, size_t, void *data)
 }
 
 /* ThreadSanitizer cannot see the order an RCU grace period gives (liburcu is not
- * instrumented): tell it that the unloading thread's writes to a module come before
- * the worker's free. Weak: absent, and not called, outside ThreadSanitizer builds. */
+ * instrumented): tell it that the readers' loads of a module come before its free.
+ * Weak: absent, and not called, outside ThreadSanitizer builds. */
 extern "C" void __tsan_acquire(void *addr) __attribute__((weak));
 extern "C" void __tsan_release(void *addr) __attribute__((weak));
-
-void free_module(rcu_head *head)
-{
-	busy_guard guard;
-	module *m = caa_container_of(head, module, rcu);
-	if (__tsan_acquire)
-		__tsan_acquire(m);
-	delete m;
-}
 
 /* Gives tag t (of module m) a slot and publishes it. Registry lock held. */
 uint32_t assign_slot(alloc_tag *t, module *m)
@@ -154,6 +144,8 @@ bool module_lookup_rcu(uintptr_t addr, object_info &oi)
 			found = true;
 			break;
 		}
+	if (__tsan_release)
+		__tsan_release(&g_modules);
 	urcu_bp_read_unlock();
 	return found;
 }
@@ -268,13 +260,16 @@ void scan_unloaded()
 		gone.push_back(m);
 	}
 	registry_unlock();
-	/* Outside the lock: the first call_rcu() starts liburcu's worker thread, and a
-	 * thread that allocates while starting must not find the registry locked by the
-	 * thread waiting for it (as ThreadSanitizer's pthread_create does). */
-	for (module *g : gone) {
-		if (__tsan_release)
-			__tsan_release(g);
-		urcu_bp_call_rcu(&g->rcu, free_module);
+	/* Freed here, after a grace period, rather than by call_rcu(): call_rcu starts a
+	 * worker thread whose fork handling allocates in the child (a new worker) and
+	 * cannot pause a worker that forks from a callback. Outside the lock: readers
+	 * never wait for it, and a grace period waits only for them. */
+	if (!gone.empty()) {
+		urcu_bp_synchronize_rcu();
+		if (__tsan_acquire)
+			__tsan_acquire(&g_modules);
+		for (module *g : gone)
+			delete g;
 	}
 	reclaim_unloaded();
 }
@@ -301,12 +296,12 @@ void reclaim_unloaded()
 	registry_unlock();
 }
 
-/* The registry lock is taken before liburcu's: a writer may call call_rcu() with the
- * registry lock held, so the reverse order could deadlock. */
+/* The registry lock is taken before liburcu's (a grace period is never waited for
+ * with the registry lock held). No handler allocates: an allocation in the child
+ * before the registry lock is released would wait for it forever. */
 void registry_fork_prepare()
 {
 	registry_lock();
-	urcu_bp_call_rcu_before_fork();
 	urcu_bp_before_fork();
 	__atomic_store_n(&g_fork_window, true, __ATOMIC_RELEASE);
 }
@@ -315,16 +310,14 @@ void registry_fork_parent()
 {
 	__atomic_store_n(&g_fork_window, false, __ATOMIC_RELEASE);
 	urcu_bp_after_fork_parent();
-	urcu_bp_call_rcu_after_fork_parent();
 	registry_unlock();
 }
 
 void registry_fork_child()
 {
-	__atomic_store_n(&g_fork_window, false, __ATOMIC_RELEASE);
 	urcu_bp_after_fork_child();
-	urcu_bp_call_rcu_after_fork_child();
 	registry_unlock();
+	__atomic_store_n(&g_fork_window, false, __ATOMIC_RELEASE);
 }
 
 } /* namespace allocinfo */
