@@ -16,6 +16,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/thread_shard.h lib/runtime/thread_shard.cpp \
 	lib/runtime/cpu_shard.h lib/runtime/cpu_shard.cpp \
 	lib/store/store.h lib/store/store.cpp \
+	lib/store/store_file.h lib/store/store_file.cpp \
 	lib/runtime/registry.h lib/runtime/registry.cpp \
 	lib/runtime/caller_tags.h lib/runtime/caller_tags.cpp \
 	lib/runtime/small_heap.h lib/runtime/small_heap.cpp \

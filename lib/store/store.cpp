@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Creating and maintaining this process's store. A shm store is a file in /dev/shm
- * named allocinfo-<pid>, mode 0600; an anonymous store is the same layout that no
- * other process can see (ALLOCINFO_STORE=none, or when /dev/shm is unusable).
+ * Creating and maintaining this process's store. A shm store is a memfd that readers
+ * find through /proc/PID/fd (or a file allocinfo-<pid>, mode 0600, in
+ * $ALLOCINFO_STORE_DIR: store_file.h); an anonymous store is the same layout that no
+ * other process can see (ALLOCINFO_STORE=none, or when no file can be made).
  */
 #include "store.h"
 #include "thread_shard.h"
@@ -20,6 +21,7 @@
 
 #include "procfs.h"
 #include "store_bpf.h"
+#include "store_file.h"
 
 namespace allocinfo {
 
@@ -61,27 +63,6 @@ size_t total_size(uint32_t nr_shards, uint32_t capacity)
 	return h.total_size;
 }
 
-/* Opens a fresh shm file for `pid`, sized; returns the fd or -1. */
-int open_shm(pid_t pid, size_t size, char *path, size_t path_len)
-{
-	int n = snprintf(path, path_len, "%s/allocinfo-%d", store_dir(), (int)pid);
-	if (n < 0 || (size_t)n >= path_len) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	/* A store left by an earlier program image of this pid (exec) is replaced. */
-	unlink(path);
-	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -1;
-	if (ftruncate(fd, (off_t)size) != 0) {
-		close(fd);
-		unlink(path);
-		return -1;
-	}
-	return fd;
-}
-
 void attach(char *base, size_t size)
 {
 	g_store.base = base;
@@ -98,17 +79,6 @@ void attach(char *base, size_t size)
 void store_layout(allocinfo_store_header *h, uint32_t nr_shards, uint32_t tag_capacity)
 {
 	layout(h, nr_shards, tag_capacity);
-}
-
-int store_open_shm(pid_t pid, size_t size, char *path, size_t path_len)
-{
-	return open_shm(pid, size, path, path_len);
-}
-
-const char *store_dir()
-{
-	const char *d = find_env("ALLOCINFO_STORE_DIR");
-	return d && d[0] == '/' ? d : "/dev/shm";
 }
 
 /* Sets how the counters are split (store.h) and returns the number of shards. */
@@ -141,7 +111,9 @@ bool store_create(store_kind requested)
 	pid_t pid = getpid();
 	char *base = nullptr;
 
-	if (requested == store_kind::automatic || requested == store_kind::bpf) {
+	/* BPF maps only when asked for: creating them costs milliseconds at every
+	 * start, and their pins outlive a process that ends without exit handlers. */
+	if (requested == store_kind::bpf) {
 		nr_shards = plan_shards(true);
 		base = store_bpf_create(pid, nr_shards, requested == store_kind::bpf, &capacity, &size);
 	}
@@ -153,21 +125,24 @@ bool store_create(store_kind requested)
 	}
 
 	if (!base && requested != store_kind::none) {
-		int fd = open_shm(pid, size, g_store.path, sizeof(g_store.path));
+		int fd = store_file_open(pid, size, g_store.path, sizeof(g_store.path));
 		if (fd >= 0) {
 			void *m = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-			close(fd);
 			if (m != MAP_FAILED) {
+				store_file_keep(fd, g_store.path);
 				base = static_cast<char *>(m);
 				g_store.kind = store_kind::shm;
 			} else {
-				unlink(g_store.path);
+				close(fd);
+				if (g_store.path[0])
+					unlink(g_store.path);
 			}
 		}
 		if (!base) {
 			if (requested == store_kind::shm)
 				log_message("ALLOCINFO_STORE=shm: cannot create %s (%s); counters "
-					    "stay private to the process", g_store.path,
+					    "stay private to the process",
+					    g_store.path[0] ? g_store.path : "a memfd",
 					    strerror(errno));
 			g_store.path[0] = '\0';
 		}
@@ -290,7 +265,7 @@ void store_fork_child()
 		return;	/* a private anonymous store was copied by fork itself */
 	pid_t pid = getpid();
 	char path[sizeof(g_store.path)];
-	int fd = open_shm(pid, g_store.size, path, sizeof(path));
+	int fd = store_file_open(pid, g_store.size, path, sizeof(path));
 	void *m = MAP_FAILED;
 	if (fd >= 0)
 		m = mmap(nullptr, g_store.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -298,20 +273,21 @@ void store_fork_child()
 		/* Keep counting alone in private memory rather than into the parent's. */
 		m = mmap(nullptr, g_store.size, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (fd >= 0)
-			unlink(path);
+		if (fd >= 0) {
+			close(fd);
+			if (path[0])
+				unlink(path);
+		}
+		fd = -1;
 		path[0] = '\0';
+		store_file_drop_inherited();
 		if (m == MAP_FAILED) {
 			/* Nothing else to map: leave the parent's store, which we must not
 			 * write; the counts of this child are lost. */
-			if (fd >= 0)
-				close(fd);
 			log_message("fork: cannot map a store for the child (%s)", strerror(errno));
 			return;
 		}
 	}
-	if (fd >= 0)
-		close(fd);
 	/* Copy only what is in use: the header, the used tag slots and strings, and the
 	 * used part of each shard that may hold counts. */
 	char *dst = static_cast<char *>(m);
@@ -341,12 +317,16 @@ void store_fork_child()
 	if (moved == MAP_FAILED) {
 		log_message("fork: cannot move the child's store into place (%s)", strerror(errno));
 		munmap(m, g_store.size);
+		if (fd >= 0)
+			close(fd);
 		if (path[0])
 			unlink(path);
 		return;
 	}
+	if (fd >= 0)
+		store_file_keep_child(fd, path);
 	memcpy(g_store.path, path, sizeof(path));
-	if (!path[0])
+	if (fd < 0)
 		g_store.kind = store_kind::none;
 }
 

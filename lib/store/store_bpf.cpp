@@ -45,6 +45,7 @@
 #include "store.h"
 #include "store_bpf_format.h"
 #include "store_bpf_sys.h"
+#include "store_file.h"
 #include "store_reader.h"
 #include "thread_shard.h"
 
@@ -150,15 +151,56 @@ private:
 	char out_[sizeof(btf_header) + sizeof(words_) + sizeof(strs_)];
 };
 
+/* True while fd still holds the map with this id: a number the program may have
+ * closed and reused since is never closed on its behalf. */
+bool holds_map(int fd, uint32_t id)
+{
+	struct bpf_map_info info;
+	return fd >= 0 && id && bpfsys::map_info(fd, &info) == 0 && info.id == id;
+}
+
+/*
+ * The maps' descriptors. The counters map is mapped and the meta map written once,
+ * so their descriptors are closed as soon as the report iterator is loaded; only the
+ * tags map's stays open (it is updated as tags appear), moved to STORE_FD_MIN or
+ * above and close-on-exec. Each descriptor is closed only while it still holds its
+ * map (the map ids are kept to tell).
+ */
 struct bpf_maps {
 	int counters = -1, tags = -1, meta = -1;
+	uint32_t counters_id = 0, tags_id = 0, meta_id = 0;
+	void note_ids()
+	{
+		struct bpf_map_info info;
+		counters_id = bpfsys::map_info(counters, &info) == 0 ? info.id : 0;
+		tags_id = bpfsys::map_info(tags, &info) == 0 ? info.id : 0;
+		meta_id = bpfsys::map_info(meta, &info) == 0 ? info.id : 0;
+	}
+	static void close_one(int &fd, uint32_t id)
+	{
+		if (holds_map(fd, id))
+			close(fd);
+		fd = -1;
+	}
+	/* Once the iterator is loaded: only the tags map's descriptor is needed. */
+	void close_unneeded()
+	{
+		close_one(counters, counters_id);
+		close_one(meta, meta_id);
+	}
 	void close_all()
 	{
-		for (int *fd : { &counters, &tags, &meta })
-			if (*fd >= 0) {
-				close(*fd);
-				*fd = -1;
-			}
+		close_unneeded();
+		close_one(tags, tags_id);
+	}
+	/* The tags map's descriptor out of the way of the program's small numbers. */
+	void place_tags_high()
+	{
+		int high = fcntl(tags, F_DUPFD_CLOEXEC, STORE_FD_MIN);
+		if (high >= 0) {
+			close(tags);
+			tags = high;
+		}
 	}
 };
 
@@ -249,8 +291,14 @@ int create_maps(uint32_t nr_cpus, uint32_t capacity, bpf_maps &m)
 		err = m.meta < 0 ? errno : 0;
 	}
 	close(btf);	/* the maps keep their BTF */
-	if (err)
-		m.close_all();
+	if (!err)
+		m.note_ids();
+	if (err) {
+		for (int *fd : { &m.counters, &m.tags, &m.meta })
+			if (*fd >= 0)
+				close(*fd);
+		m = bpf_maps();
+	}
 	return err;
 }
 
@@ -587,6 +635,12 @@ out:
 	return err;
 }
 
+/* What the meta map names as the store's file: its path, or the memfd's name. */
+const char *meta_store_name(const char *path)
+{
+	return path[0] ? path : "memfd:" ALLOCINFO_STORE_MEMFD_NAME;
+}
+
 /* ALLOCINFO_STORE=bpf and no BPF store: one line saying why. */
 void say(const char *what, int err)
 {
@@ -633,18 +687,19 @@ char *store_bpf_create(pid_t pid, uint32_t nr_cpus, bool loud, uint32_t *capacit
 	void *r = mmap(nullptr, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (r != MAP_FAILED) {
 		base = static_cast<char *>(r);
-		fd = store_open_shm(pid, file_size, g_store.path, sizeof(g_store.path));
+		fd = store_file_open(pid, file_size, g_store.path, sizeof(g_store.path));
 	}
 	if (fd < 0 ||
 	    mmap(base, file_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED ||
 	    mmap(base + file_size, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
 		 m.counters, 0) == MAP_FAILED ||
-	    write_meta(m, pid, process_start_time(pid), g_store.path) != 0) {
+	    write_meta(m, pid, process_start_time(pid), meta_store_name(g_store.path)) != 0) {
 		err = errno;
 		say("cannot map the BPF store", err);
 		if (fd >= 0) {
 			close(fd);
-			unlink(g_store.path);
+			if (g_store.path[0])
+				unlink(g_store.path);
 		}
 		g_store.path[0] = '\0';
 		if (base)
@@ -653,7 +708,8 @@ char *store_bpf_create(pid_t pid, uint32_t nr_cpus, bool loud, uint32_t *capacit
 		m.close_all();
 		return nullptr;
 	}
-	close(fd);
+	store_file_keep(fd, g_store.path);
+	m.place_tags_high();
 	g_bpf.maps = m;
 	g_bpf.active = true;
 	*capacity = cap;
@@ -668,6 +724,7 @@ void store_bpf_ready()
 	busy_guard guard;
 	g_bpf.ready = true;
 	int err = load_iterator();
+	g_bpf.maps.close_unneeded();
 	if (err && g_bpf.loud)
 		log_message("ALLOCINFO_STORE=bpf: cannot load the report iterator (%s)", strerror(err));
 }
@@ -719,20 +776,23 @@ bool store_bpf_fork_child()
 		return false;
 	}
 	char path[sizeof(g_store.path)];
-	int fd = store_open_shm(pid, g_bpf.file_size, path, sizeof(path));
+	int fd = store_file_open(pid, g_bpf.file_size, path, sizeof(path));
 	void *a = MAP_FAILED, *b = MAP_FAILED;
 	if (fd >= 0) {
 		a = mmap(nullptr, g_bpf.file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		close(fd);
 		b = mmap(nullptr, g_bpf.map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, m.counters, 0);
 	}
-	if (a == MAP_FAILED || b == MAP_FAILED || write_meta(m, pid, start_time, path) != 0) {
+	if (a == MAP_FAILED || b == MAP_FAILED ||
+	    write_meta(m, pid, start_time, meta_store_name(path)) != 0) {
 		if (a != MAP_FAILED)
 			munmap(a, g_bpf.file_size);
 		if (b != MAP_FAILED)
 			munmap(b, g_bpf.map_bytes);
-		if (fd >= 0)
-			unlink(path);
+		if (fd >= 0) {
+			close(fd);
+			if (path[0])
+				unlink(path);
+		}
 		remove_dir(dir);
 		m.close_all();
 		return false;
@@ -761,7 +821,9 @@ bool store_bpf_fork_child()
 		   g_store.counters) == MAP_FAILED) {
 		munmap(a, g_bpf.file_size);
 		munmap(b, g_bpf.map_bytes);
-		unlink(path);
+		close(fd);
+		if (path[0])
+			unlink(path);
 		remove_dir(dir);
 		m.close_all();
 		return false;
@@ -776,22 +838,35 @@ bool store_bpf_fork_child()
 		if (p != MAP_FAILED)
 			memcpy(p, a, g_bpf.file_size);
 		munmap(a, g_bpf.file_size);
-		unlink(path);
+		close(fd);
+		fd = -1;
+		if (path[0])
+			unlink(path);
 		path[0] = '\0';
+		store_file_drop_inherited();
 	}
+	if (fd >= 0)
+		store_file_keep_child(fd, path);
 
 	/* The tags map: the parent's entries, already named. */
-	for (uint32_t slot = 0; slot < nr; slot++) {
+	bool have_tags = holds_map(g_bpf.maps.tags, g_bpf.maps.tags_id);
+	for (uint32_t slot = 0; have_tags && slot < nr; slot++) {
 		allocinfo_bpf_tag v;
 		if (bpfsys::map_lookup(g_bpf.maps.tags, &slot, &v) == 0)
 			bpfsys::map_update(m.tags, &slot, &v);
 	}
+	/* The parent's descriptors, where the child still holds them. */
 	g_bpf.maps.close_all();
+	m.place_tags_high();
 	g_bpf.maps = m;
 	memcpy(g_bpf.dir, dir, sizeof(dir));
 	memcpy(g_store.path, path, sizeof(path));
 	/* Before the constructor has run, it will load the child's own. */
-	int err = g_bpf.ready ? load_iterator() : 0;
+	int err = 0;
+	if (g_bpf.ready) {
+		err = load_iterator();
+		g_bpf.maps.close_unneeded();
+	}
 	if (err && g_bpf.loud)
 		log_message("ALLOCINFO_STORE=bpf: cannot load the report iterator (%s)", strerror(err));
 	return true;

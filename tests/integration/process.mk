@@ -10,6 +10,8 @@ tests_integration_process_prog_LDADD = $(TEST_LDADD)
 tests_integration_process_prog_LDFLAGS = $(TEST_LINK_FLAGS) -no-install
 
 PROCESS_TESTS = \
-	tests/integration/process_secure.sh
+	tests/integration/process_secure.sh \
+	tests/integration/process_life.sh \
+	tests/integration/process_fds.sh
 TESTS += $(PROCESS_TESTS)
 EXTRA_DIST += $(PROCESS_TESTS) tests/integration/process_lib.sh
