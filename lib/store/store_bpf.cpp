@@ -61,6 +61,9 @@ static_assert(sizeof(allocinfo_bpf_meta) == 24 + ALLOCINFO_BPF_STORE_LEN, "the m
 constexpr uint64_t COUNTERS_BUDGET = 16ull << 20;
 constexpr uint32_t MAX_CAPACITY = 16384, MIN_CAPACITY = 1024;
 
+/* How many entries of the pin directory one start-up looks at for dead pins. */
+constexpr unsigned SWEEP_MAX_ENTRIES = 1024;
+
 /* The BTF types of the maps' keys and values, built once, without allocating. */
 class btf_builder {
 public:
@@ -312,14 +315,16 @@ struct dirent64_raw {
 	char d_name[1];
 };
 
-/* Removes a pin directory and what it holds, following no link. Plain system calls:
- * this runs during start-up, when the process may not free memory yet. */
-void remove_dir(const char *dir)
+/* Removes a pin directory and what it holds, following no link, down to `depth`
+ * levels (a pin directory holds files; anything deeper was made by someone else).
+ * Plain system calls: this runs during start-up, when the process may not free
+ * memory yet. */
+void remove_tree_at(int parent, const char *name, int depth)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOTDIR || errno == ELOOP)
-			unlink(dir);
+			unlinkat(parent, name, 0);
 		return;
 	}
 	alignas(8) char buf[1024];
@@ -327,12 +332,19 @@ void remove_dir(const char *dir)
 	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
 		for (long off = 0; off < n;) {
 			auto *de = reinterpret_cast<dirent64_raw *>(buf + off);
-			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-				unlinkat(fd, de->d_name, 0);
 			off += de->d_reclen;
+			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+				continue;
+			if (unlinkat(fd, de->d_name, 0) != 0 && errno == EISDIR && depth > 0)
+				remove_tree_at(fd, de->d_name, depth - 1);
 		}
 	close(fd);
-	rmdir(dir);
+	unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+void remove_dir(const char *dir)
+{
+	remove_tree_at(AT_FDCWD, dir, 2);
 }
 
 /*
@@ -350,8 +362,11 @@ void sweep_dead()
 		return;
 	alignas(8) char buf[2048];
 	long n;
-	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
-		for (long off = 0; off < n;) {
+	/* Bounded: a start-up never pays for more than this many entries (the rest
+	 * are the collectors', or a later start's). */
+	unsigned budget = SWEEP_MAX_ENTRIES;
+	while (budget && (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
+		for (long off = 0; off < n && budget; budget--) {
 			auto *de = reinterpret_cast<dirent64_raw *>(buf + off);
 			off += de->d_reclen;
 			char *end;
@@ -366,6 +381,46 @@ void sweep_dead()
 	close(fd);
 }
 
+/*
+ * The pin directory, made and checked: 0755, owned by root or by this process's
+ * user (the first process that could create BPF maps), so that only processes that
+ * may pin write there. One made writable by others (as older versions made it,
+ * 1777) is made 0755 by its owner, with one line saying so; one owned by another
+ * user, or writable by others and not ours to fix, is refused, with one line.
+ * 0 or an errno value.
+ */
+int check_pin_root(const char **why)
+{
+	if (mkdir(ALLOCINFO_BPF_DIR, 0755) == 0)
+		chmod(ALLOCINFO_BPF_DIR, 0755);	/* whatever the umask */
+	struct stat st;
+	if (lstat(ALLOCINFO_BPF_DIR, &st) != 0)
+		return errno;
+	static bool said;
+	if (!S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid())) {
+		*why = ALLOCINFO_BPF_DIR " is not a directory of root's or this user's";
+		if (!said)
+			log_message("%s (owner uid %u); no BPF store", *why, (unsigned)st.st_uid);
+		said = true;
+		return EPERM;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		if (st.st_uid != geteuid() || chmod(ALLOCINFO_BPF_DIR, 0755) != 0) {
+			*why = ALLOCINFO_BPF_DIR " is writable by other users";
+			if (!said)
+				log_message("%s (mode %04o); no BPF store", *why,
+					    (unsigned)(st.st_mode & 07777));
+			said = true;
+			return EPERM;
+		}
+		if (!said)
+			log_message(ALLOCINFO_BPF_DIR " was writable by other users (mode %04o); "
+				    "made it 0755", (unsigned)(st.st_mode & 07777));
+		said = true;
+	}
+	return 0;
+}
+
 /* Pins the maps under /sys/fs/bpf/allocinfo/<pid>/, replacing what an earlier
  * process of that pid left; 0 or an errno value, and *why a short reason. */
 int pin_maps(pid_t pid, const bpf_maps &m, char *dir, size_t len, const char **why)
@@ -376,14 +431,8 @@ int pin_maps(pid_t pid, const bpf_maps &m, char *dir, size_t len, const char **w
 		*why = "no BPF file system is mounted at /sys/fs/bpf";
 		return ENOENT;
 	}
-	/* Shared by every user's processes, like /dev/shm. */
-	if (mkdir(ALLOCINFO_BPF_DIR, 01777) == 0)
-		chmod(ALLOCINFO_BPF_DIR, 01777);
-	struct stat st;
-	if (lstat(ALLOCINFO_BPF_DIR, &st) != 0)
-		return errno;
-	if (!S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()))
-		return EPERM;	/* a directory we cannot trust with our pins */
+	if (int err = check_pin_root(why))
+		return err;
 	sweep_dead();
 	snprintf(dir, len, "%s/%d", ALLOCINFO_BPF_DIR, (int)pid);
 	remove_dir(dir);

@@ -12,6 +12,12 @@ tests_integration_process_prog_LDFLAGS = $(TEST_LINK_FLAGS) -no-install
 PROCESS_TESTS = \
 	tests/integration/process_secure.sh \
 	tests/integration/process_life.sh \
-	tests/integration/process_fds.sh
+	tests/integration/process_fds.sh \
+	tests/integration/process_bpfdir.sh
 TESTS += $(PROCESS_TESTS)
 EXTRA_DIST += $(PROCESS_TESTS) tests/integration/process_lib.sh
+
+# process_bpfdir.sh makes the machine's pin directory 1777 for a moment: the other
+# tests that make BPF stores must not run meanwhile (their processes would say so).
+tests/integration/process_bpfdir.log: $(BPF_TESTS:.sh=.log) \
+	tests/integration/process_life.log tests/integration/process_fds.log
