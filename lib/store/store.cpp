@@ -16,9 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <string>
-#include <unordered_map>
-
 #include "procfs.h"
 #include "store_bpf.h"
 #include "store_file.h"
@@ -29,8 +26,23 @@ store g_store;
 
 namespace {
 
-/* Strings already in the store: written under the registry lock only. */
-std::unordered_map<std::string, uint32_t> *g_interned;
+/*
+ * Strings already in the store, as their offsets in an open-addressing table keyed
+ * by the strings themselves (in the store's own strings area): written under the
+ * registry lock only. Reserved at first use, touched as it fills; a full table only
+ * means that new strings are stored again rather than shared.
+ */
+constexpr uint32_t INTERN_SLOTS = 1u << 18;
+uint32_t *g_interned;
+uint32_t g_nr_interned;
+
+uint32_t string_hash(const char *s)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
 
 size_t page_round(size_t n)
 {
@@ -170,11 +182,23 @@ uint32_t store_intern(const char *s)
 {
 	if (!s)
 		return 0;
-	if (!g_interned)
-		g_interned = new std::unordered_map<std::string, uint32_t>();
-	auto it = g_interned->find(s);
-	if (it != g_interned->end())
-		return it->second;
+	if (!g_interned) {
+		void *m = mmap(nullptr, INTERN_SLOTS * sizeof(uint32_t), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (m != MAP_FAILED)
+			g_interned = static_cast<uint32_t *>(m);
+	}
+	uint32_t *free_slot = nullptr;
+	if (g_interned)
+		for (uint32_t i = string_hash(s);; i++) {
+			uint32_t *e = &g_interned[i & (INTERN_SLOTS - 1)];
+			if (*e == 0) {
+				free_slot = e;
+				break;
+			}
+			if (strcmp(g_store.strings + *e, s) == 0)
+				return *e;
+		}
 	allocinfo_store_header *h = g_store.hdr;
 	size_t len = strlen(s) + 1;
 	if (h->strings_used + len > h->strings_capacity)
@@ -182,7 +206,11 @@ uint32_t store_intern(const char *s)
 	uint32_t off = (uint32_t)h->strings_used;
 	memcpy(g_store.strings + off, s, len);
 	__atomic_store_n(&h->strings_used, h->strings_used + len, __ATOMIC_RELEASE);
-	g_interned->emplace(s, off);
+	/* Three quarters full at most, so that every probe ends at an empty entry. */
+	if (free_slot && g_nr_interned < INTERN_SLOTS / 4 * 3) {
+		*free_slot = off;
+		g_nr_interned++;
+	}
 	return off;
 }
 

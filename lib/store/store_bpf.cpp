@@ -3,17 +3,11 @@
  * The BPF store's writer (see store_bpf.h and store_bpf_format.h).
  *
  * The maps are created at the first allocation, with plain bpf(2) calls and a BTF
- * blob built here, so nothing runs that could not run inside malloc. The report
- * iterator is loaded later, from the library's constructor, through libbpf and the
- * skeleton built from tools/bpf/allocinfo_iter.bpf.c.
- *
- * Tag names follow the readers' rules (name_tag() in store_reader.cpp), so the
- * iterator prints what `allocinfo -p PID` prints. Static tags are named from the
- * store's strings. Dynamic (caller) tags are written in the readers' unsymbolized
- * form, "??:0 [module] func:0xADDR": naming them means reading debug info, which
- * may take seconds and hundreds of MiB for a large program, and a profiler must not
- * spend that inside the program's malloc. allocinfo and allocinfod name them when
- * they render. Names longer than the fields of struct allocinfo_bpf_tag are cut.
+ * blob built here, so nothing runs that could not run inside malloc. From the
+ * library's constructor on, the reader module (liballocinfo-reader.so, loaded then
+ * and only for a BPF store) names the tags in the `tags` map by the readers' rules
+ * and loads the report iterator with libbpf: liballocinfo itself needs neither the
+ * readers nor libbpf.
  */
 #include "store_bpf.h"
 
@@ -33,20 +27,15 @@
 #include <linux/btf.h>
 #include <linux/magic.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
+#include <linux/bpf.h>
 
-#include <algorithm>
-#include <string>
-
-#include "allocinfo_iter.skel.h"
 #include "procfs.h"
-#include "report.h"
+#include "reader_loader.h"
 #include "store.h"
+#include "registry.h"
 #include "store_bpf_format.h"
 #include "store_bpf_sys.h"
 #include "store_file.h"
-#include "store_reader.h"
 #include "thread_shard.h"
 
 namespace allocinfo {
@@ -211,6 +200,7 @@ struct bpf_state {
 	bool active = false;	/* this process has a BPF store */
 	bool loud = false;	/* ALLOCINFO_STORE=bpf: say why something fails */
 	bool ready = false;	/* the constructor has run: the iterator is loaded */
+	const allocinfo_reader_v1 *module = nullptr;	/* names tags, loads the iterator */
 	bpf_maps maps;
 	uint32_t nr_cpus = 0, capacity = 0;
 	size_t file_size = 0, map_bytes = 0;
@@ -219,12 +209,6 @@ struct bpf_state {
 /* Constant-initialized (every member has a constant initializer): the store may be
  * created by a malloc that runs before this library's constructors. */
 bpf_state g_bpf;
-
-/* libbpf's messages stay quiet inside someone else's program. */
-int quiet_print(enum libbpf_print_level, const char *, va_list)
-{
-	return 0;
-}
 
 uint32_t capacity_for(uint32_t nr_cpus)
 {
@@ -297,7 +281,8 @@ int create_maps(uint32_t nr_cpus, uint32_t capacity, bpf_maps &m)
 	if (!err)
 		m.note_ids();
 	if (err) {
-		for (int *fd : { &m.counters, &m.tags, &m.meta })
+		int *fds[] = { &m.counters, &m.tags, &m.meta };
+		for (int *fd : fds)
 			if (*fd >= 0)
 				close(*fd);
 		m = bpf_maps();
@@ -385,8 +370,9 @@ void sweep_dead()
  * The pin directory, made and checked: 0755, owned by root or by this process's
  * user (the first process that could create BPF maps), so that only processes that
  * may pin write there. One made writable by others (as older versions made it,
- * 1777) is made 0755 by its owner, with one line saying so; one owned by another
- * user, or writable by others and not ours to fix, is refused, with one line.
+ * 1777) is made 0755 by its owner, silently: older versions may still make it so
+ * while they run. One owned by another user, or writable by others and not ours to
+ * fix, is refused, with one line.
  * 0 or an errno value.
  */
 int check_pin_root(const char **why)
@@ -413,10 +399,6 @@ int check_pin_root(const char **why)
 			said = true;
 			return EPERM;
 		}
-		if (!said)
-			log_message(ALLOCINFO_BPF_DIR " was writable by other users (mode %04o); "
-				    "made it 0755", (unsigned)(st.st_mode & 07777));
-		said = true;
 	}
 	return 0;
 }
@@ -472,216 +454,27 @@ int write_meta(const bpf_maps &m, pid_t pid, uint64_t start_time, const char *st
 	return bpfsys::map_update(m.meta, &key, &v);
 }
 
-void copy_field(char *dst, size_t size, const std::string &s)
-{
-	size_t n = std::min(s.size(), size - 1);
-	memcpy(dst, s.data(), n);
-	memset(dst + n, 0, size - n);
-}
-
-const char *store_string(uint32_t off)
-{
-	if (off == 0 || off >= g_store.hdr->strings_used)
-		return "";
-	return g_store.strings + off;
-}
-
-/* Writes slot's entry of the tags map, named as the readers name it (dynamic tags
- * unsymbolized). */
+/* Writes slot's entry of the tags map, named by the reader module; before the
+ * module is loaded (start-up), store_bpf_ready() writes every slot. */
 void put_tag(uint32_t slot)
 {
-	const allocinfo_store_tag &t = g_store.tags[slot];
-	tag_snapshot ts;
-	ts.slot = slot;
-	ts.flags = t.flags;
-	ts.line = t.line;
-	ts.addr = t.addr;
-	ts.file = store_string(t.file_off);
-	ts.func = store_string(t.func_off);
-	ts.module_path = store_string(t.module_off);
-	site_row r;
-	name_tag(ts, nullptr, r);
+	if (!g_bpf.module)
+		return;
 	allocinfo_bpf_tag v;
-	copy_field(v.file, sizeof(v.file), r.file);
-	v.line = r.line;
-	copy_field(v.func, sizeof(v.func), r.func);
-	copy_field(v.module, sizeof(v.module), r.module);
-	v.flags = t.flags;
+	g_bpf.module->bpf_name_tag(g_store.base, g_bpf.file_size, slot, &v);
 	bpfsys::map_update(g_bpf.maps.tags, &slot, &v);
 }
 
-/*
- * The BTF id of function `name` in the kernel's BTF, 0 if not found. libbpf would
- * parse the whole of /sys/kernel/btf/vmlinux into its own tables (several MiB, tens
- * of milliseconds) to find it; one pass over a mapping of the file is enough.
- */
-uint32_t kernel_func_id(const char *name)
+/* Loads the report iterator of the current maps through the reader module. */
+int load_iterator()
 {
-	int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	struct stat st;
-	size_t size = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size : 0;
-	char *data = nullptr;
-	bool mapped = false;
-	if (size) {
-		void *m = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (m != MAP_FAILED) {
-			data = static_cast<char *>(m);
-			mapped = true;
-		} else if ((data = static_cast<char *>(malloc(size)))) {
-			/* Older kernels cannot map it: read it. */
-			size_t done = 0;
-			ssize_t n;
-			while (done < size && (n = read(fd, data + done, size - done)) > 0)
-				done += (size_t)n;
-			size = done;
-		}
-	}
-	close(fd);
-	if (!data)
-		return 0;
-
-	uint32_t id = 0;
-	btf_header h;
-	if (size >= sizeof(h)) {
-		memcpy(&h, data, sizeof(h));
-		uint64_t types = (uint64_t)h.hdr_len + h.type_off, strs = (uint64_t)h.hdr_len + h.str_off;
-		if (h.magic == BTF_MAGIC && h.hdr_len >= sizeof(h) && types + h.type_len <= size &&
-		    strs + h.str_len <= size && h.str_len > 0 && data[strs + h.str_len - 1] == '\0') {
-			/* The name's offset among the (deduplicated) strings... */
-			uint32_t want = 0;
-			for (uint32_t off = 1; off < h.str_len && !want;) {
-				const char *str = data + strs + off;
-				if (strcmp(str, name) == 0)
-					want = off;
-				off += (uint32_t)strlen(str) + 1;
-			}
-			/* ...then the FUNC type with that name; ids count from 1. */
-			uint64_t p = types, end = types + h.type_len;
-			for (uint32_t n = 1; want && p + sizeof(btf_type) <= end; n++) {
-				btf_type t;
-				memcpy(&t, data + p, sizeof(t));
-				uint32_t kind = BTF_INFO_KIND(t.info), vlen = BTF_INFO_VLEN(t.info);
-				if (kind == BTF_KIND_FUNC && t.name_off == want) {
-					id = n;
-					break;
-				}
-				uint64_t extra;
-				switch (kind) {
-				case BTF_KIND_INT: case BTF_KIND_VAR: case BTF_KIND_DECL_TAG:
-					extra = 4;
-					break;
-				case BTF_KIND_ARRAY:
-					extra = 12;
-					break;
-				case BTF_KIND_STRUCT: case BTF_KIND_UNION: case BTF_KIND_DATASEC:
-				case BTF_KIND_ENUM64:
-					extra = 12ull * vlen;
-					break;
-				case BTF_KIND_ENUM: case BTF_KIND_FUNC_PROTO:
-					extra = 8ull * vlen;
-					break;
-				case BTF_KIND_PTR: case BTF_KIND_FWD: case BTF_KIND_TYPEDEF:
-				case BTF_KIND_VOLATILE: case BTF_KIND_CONST: case BTF_KIND_RESTRICT:
-				case BTF_KIND_FUNC: case BTF_KIND_FLOAT: case BTF_KIND_TYPE_TAG:
-					extra = 0;
-					break;
-				default:
-					want = 0;	/* a kind we cannot step over */
-					extra = 0;
-					break;
-				}
-				p += sizeof(btf_type) + extra;
-			}
-		}
-	}
-	if (mapped)
-		munmap(data, size);
-	else
-		free(data);
-	return id;
-}
-
-uint32_t g_iter_btf_id;
-int g_iter_handler;	/* libbpf's id for our section handler; 0 before registering */
-
-/*
- * libbpf's hook for section "allocinfo_iter", called just before the program is
- * loaded: it becomes an iterator attached to bpf_iter_ksym. libbpf (1.1) reads and
- * indexes the whole kernel BTF at load time for any program whose type is TRACING
- * when loading starts, even one whose attach id is known; so the program is
- * registered under another type and turned into TRACING here.
- */
-int prepare_iter_load(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long)
-{
-	if (g_iter_btf_id)
-		opts->attach_btf_id = g_iter_btf_id;
-	opts->expected_attach_type = BPF_TRACE_ITER;
-	return bpf_program__set_type(prog, BPF_PROG_TYPE_TRACING);
-}
-
-/*
- * Loads the iterator bound to the current maps and pins it; 0 or an errno value.
- * `cheap`: as prepare_iter_load() explains; else the program is TRACING from the
- * start and libbpf finds its attach point itself (slower, the way that must work
- * with any libbpf).
- */
-int load_iterator(bool cheap = true)
-{
-	if (!g_iter_btf_id)
-		g_iter_btf_id = kernel_func_id("bpf_iter_ksym");
-	libbpf_print_fn_t saved = libbpf_set_print(quiet_print);
-	if (!g_iter_handler) {
-		/* Registered once for good: libbpf 1.1 keeps a dangling pointer when its
-		 * last handler is unregistered. */
-		LIBBPF_OPTS(libbpf_prog_handler_opts, handler,
-			    .prog_prepare_load_fn = prepare_iter_load);
-		g_iter_handler = libbpf_register_prog_handler("allocinfo_iter",
-							      BPF_PROG_TYPE_SOCKET_FILTER,
-							      BPF_TRACE_ITER, &handler);
-	}
-	if (g_iter_handler < 0 || !g_iter_btf_id)
-		cheap = false;
-	int err = 0;
-	struct allocinfo_iter *skel = allocinfo_iter__open();
-	struct bpf_link *link = nullptr;
-	struct bpf_program *prog = skel ? skel->progs.allocinfo_report : nullptr;
+	if (!g_bpf.module || !g_bpf.module->bpf_load_iterator)
+		return ENOENT;
 	char path[128];
-	if (!skel) {
-		err = errno ? errno : ENOMEM;
-		goto out;
-	}
-	if (!cheap && (bpf_program__set_type(prog, BPF_PROG_TYPE_TRACING) != 0 ||
-		       bpf_program__set_expected_attach_type(prog, BPF_TRACE_ITER) != 0 ||
-		       bpf_program__set_attach_target(prog, 0, "ksym") != 0)) {
-		err = errno ? errno : ENOENT;
-		goto out;
-	}
-	skel->rodata->nr_cpus = g_bpf.nr_cpus;
-	skel->rodata->tag_capacity = g_bpf.capacity;
-	if (bpf_map__reuse_fd(skel->maps.counters, g_bpf.maps.counters) != 0 ||
-	    bpf_map__reuse_fd(skel->maps.tags, g_bpf.maps.tags) != 0 ||
-	    allocinfo_iter__load(skel) != 0) {
-		err = errno ? errno : EINVAL;
-		goto out;
-	}
-	link = bpf_program__attach_iter(prog, nullptr);
-	if (!link) {
-		err = errno ? errno : EINVAL;
-		goto out;
-	}
 	snprintf(path, sizeof(path), "%s/%s", g_bpf.dir, ALLOCINFO_BPF_ITER);
-	if (bpf_link__pin(link, path) != 0)
-		err = errno ? errno : EINVAL;
-	/* The pin holds the link, the link the program: nothing more to keep. */
-	bpf_link__destroy(link);
-out:
-	allocinfo_iter__destroy(skel);
-	libbpf_set_print(saved);
-	if (err && cheap)
-		return load_iterator(false);
-	return err;
+	allocinfo_bpf_iter_args a = { g_bpf.nr_cpus, g_bpf.capacity, g_bpf.maps.counters,
+				      g_bpf.maps.tags, path };
+	return g_bpf.module->bpf_load_iterator(&a);
 }
 
 /* What the meta map names as the store's file: its path, or the memfd's name. */
@@ -772,6 +565,15 @@ void store_bpf_ready()
 		return;
 	busy_guard guard;
 	g_bpf.ready = true;
+	/* Off the start path: the reader module, then the tags published so far. */
+	g_bpf.module = reader_module();
+	if (g_bpf.module) {
+		registry_lock();
+		for (uint32_t slot = 0, n = g_store.hdr->nr_tags; slot < n; slot++)
+			if (g_store.tags[slot].flags & ALLOCINFO_TAGF_USED)
+				put_tag(slot);
+		registry_unlock();
+	}
 	int err = load_iterator();
 	g_bpf.maps.close_unneeded();
 	if (err && g_bpf.loud)

@@ -13,7 +13,8 @@ PROCESS_TESTS = \
 	tests/integration/process_secure.sh \
 	tests/integration/process_life.sh \
 	tests/integration/process_fds.sh \
-	tests/integration/process_bpfdir.sh
+	tests/integration/process_bpfdir.sh \
+	tests/integration/process_lean.sh
 TESTS += $(PROCESS_TESTS)
 EXTRA_DIST += $(PROCESS_TESTS) tests/integration/process_lib.sh
 

@@ -1,8 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # /sys/fs/bpf/allocinfo is root's, 0755: a directory left writable by everyone (as
-# older versions made it, 1777) is made 0755 by the first BPF store, with one line
-# saying so; entries another user made there beforehand for the pids to come
+# older versions made it, 1777) is made 0755 by the first BPF store; entries another user made there beforehand for the pids to come
 # (<pid>/sub) cannot move a root process to the shm store; afterwards that user
 # cannot make any.
 . "$top_srcdir/tests/integration/process_lib.sh"
@@ -48,8 +47,7 @@ held=$(cat "$work/out")
 	echo "note: pid $held was outside the pre-made entries $first-$last"
 [ "$(stat -c '%a %U' "$dir")" = "755 root" ] ||
 	fail "$dir is $(stat -c '%a %U' "$dir") after a BPF store started"
-printf '%s\n' "allocinfo: $dir was writable by other users (mode 1777); made it 0755" >"$work/expected"
-cmp -s "$work/err" "$work/expected" || fail "the BPF store said: $(cat "$work/err")"
+[ ! -s "$work/err" ] || fail "the BPF store said: $(cat "$work/err")"
 ! su -s /bin/sh nobody -c "mkdir '$dir/nobody-was-here'" 2>/dev/null ||
 	fail "nobody can still make entries in $dir"
 : >"$work/go"
