@@ -3,7 +3,8 @@
 # The "process" rows of make bench: what the library adds to a process's start (exec
 # of /bin/true) and to a fork (fork, _exit, wait), plain against LD_PRELOAD with each
 # store, measured in the same run, interleaved, median of the repetitions. Prints
-# microseconds per operation (wall), the difference and the ratio to plain.
+# microseconds per operation, the difference and the ratio to plain: wall time, and
+# CPU time (of the process and its children: on a busy machine the steadier figure).
 # Options: --quick (fewer operations), --reps N.
 set -u
 : "${top_builddir:?run through make bench}"
@@ -28,36 +29,44 @@ if [ -z "$(ALLOCINFO_STORE=bpf LD_PRELOAD=$LIB /bin/true 2>&1)" ] &&
 	variants="$variants bpf"
 fi
 
-declare -A samples
-# one MODE VARIANT: microseconds per operation.
+declare -A wall cpu
+# one MODE VARIANT: "WALL CPU" microseconds per operation.
 one() {
 	local line
 	if [ "$2" = plain ]; then
 		line=$("$SPAWN" "$1" "$ops")
-	else
+	elif [ "$1" = exec ]; then	# a plain parent, an instrumented /bin/true
+		line=$(ALLOCINFO_STORE=$2 SPAWN_PRELOAD=$LIB "$SPAWN" "$1" "$ops")
+	else				# an instrumented parent forks
 		line=$(ALLOCINFO_STORE=$2 LD_PRELOAD=$LIB "$SPAWN" "$1" "$ops")
 	fi
-	sed -n 's/.*wall_ns_per_op=\([0-9.]*\).*/\1/p' <<<"$line" | awk '{ printf "%.1f\n", $1 / 1000 }'
+	sed -n 's/.*wall_ns_per_op=\([0-9.]*\) cpu_ns_per_op=\([0-9.]*\).*/\1 \2/p' <<<"$line" |
+		awk '{ printf "%.1f %.1f\n", $1 / 1000, $2 / 1000 }'
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 for mode in exec fork; do
 	for ((r = 0; r < reps; r++)); do
 		for v in $variants; do
-			samples[$mode|$v]+="$(one "$mode" "$v")"$'\n'
+			read -r w c < <(one "$mode" "$v")
+			wall[$mode|$v]+="$w"$'\n'
+			cpu[$mode|$v]+="$c"$'\n'
 		done
 	done
 done
 
 echo
-echo "process start and fork (wall microseconds per operation, median of $reps x $ops)"
-printf '%-28s %10s %10s %8s\n' row us "+us" ratio
+echo "process start and fork (microseconds per operation, median of $reps x $ops)"
+printf '%-26s %9s %9s %7s   %9s %9s %7s\n' row "wall us" "+us" ratio "cpu us" "+us" ratio
 for mode in exec fork; do
 	if [ "$mode" = exec ]; then name="exec /bin/true"; else name="fork+_exit+wait"; fi
-	base=$(printf '%s' "${samples[$mode|plain]}" | grep . | median)
+	bw=$(printf '%s' "${wall[$mode|plain]}" | grep . | median)
+	bc=$(printf '%s' "${cpu[$mode|plain]}" | grep . | median)
 	for v in $variants; do
-		m=$(printf '%s' "${samples[$mode|$v]}" | grep . | median)
-		awk -v n="$name ($v)" -v m="$m" -v b="$base" 'BEGIN {
-			printf "%-28s %10.1f %+10.1f %7.2fx\n", n, m, m - b, m / b }'
+		mw=$(printf '%s' "${wall[$mode|$v]}" | grep . | median)
+		mc=$(printf '%s' "${cpu[$mode|$v]}" | grep . | median)
+		awk -v n="$name ($v)" -v mw="$mw" -v bw="$bw" -v mc="$mc" -v bc="$bc" 'BEGIN {
+			printf "%-26s %9.1f %+9.1f %6.2fx   %9.1f %+9.1f %6.2fx\n",
+				n, mw, mw - bw, mw / bw, mc, mc - bc, mc / bc }'
 	done
 done

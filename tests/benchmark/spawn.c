@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What a process pays at start and at fork (make bench, the "process" rows):
- *   spawn exec N   N times: fork, exec /bin/true, wait. The children get this
- *                  program's environment, so LD_PRELOAD and ALLOCINFO_STORE set for
- *                  the run apply to them, while this program itself runs plain when
- *                  started with LD_PRELOAD unset (the bench script does so).
+ *   spawn exec N   N times: fork, exec /bin/true, wait. This program runs plain;
+ *                  /bin/true gets LD_PRELOAD=$SPAWN_PRELOAD when that is set (and
+ *                  the rest of this program's environment, ALLOCINFO_STORE too).
  *   spawn fork N   N times: fork, _exit(0) in the child, wait; run under
  *                  LD_PRELOAD, it measures the fork of an instrumented process.
  * Prints "wall_ns_per_op=X cpu_ns_per_op=X" as the other benchmarks do (CPU time of
@@ -56,6 +55,9 @@ int main(int argc, char **argv)
 		}
 		if (pid == 0) {
 			if (exec_mode) {
+				const char *preload = getenv("SPAWN_PRELOAD");
+				if (preload && setenv("LD_PRELOAD", preload, 1) != 0)
+					_exit(126);
 				char *args[] = { (char *)"/bin/true", NULL };
 				execve("/bin/true", args, environ);
 				_exit(127);
