@@ -280,6 +280,51 @@ void store_sum(uint32_t slot, int64_t *bytes, int64_t *calls)
 	*calls = calls_sum;
 }
 
+/* Writes len bytes at off; false on any failure. */
+static bool write_at(int fd, const void *buf, size_t len, off_t off)
+{
+	const char *p = static_cast<const char *>(buf);
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+		off += n;
+	}
+	return true;
+}
+
+/* A forked child's new store file, written from the parent's store (still mapped):
+ * the used tag slots, strings and counters, then the header with the child's pid,
+ * its magic last, so a reader never finds the parent's pid in the child's file. */
+static bool fill_child_file(int fd, pid_t pid)
+{
+	allocinfo_store_header *h = g_store.hdr;
+	uint32_t nr = h->nr_tags;
+	if (!write_at(fd, g_store.tags, (size_t)nr * sizeof(allocinfo_store_tag),
+		      (off_t)h->tags_offset) ||
+	    !write_at(fd, g_store.strings, h->strings_used, (off_t)h->strings_offset))
+		return false;
+	for (uint32_t shard = 0, n = shards_in_use(); shard < n; shard++) {
+		size_t off = h->counters_offset + ((size_t)shard << g_store.shard_shift);
+		if (!write_at(fd, g_store.base + off, (size_t)nr * sizeof(allocinfo_counter),
+			      (off_t)off))
+			return false;
+	}
+	allocinfo_store_header nh;
+	memcpy(&nh, g_store.base, sizeof(nh));
+	nh.pid = (int32_t)pid;
+	nh.start_time = process_start_time(pid);
+	nh.state = ALLOCINFO_STATE_LIVE;
+	nh.backend = 0;
+	return write_at(fd, reinterpret_cast<char *>(&nh) + sizeof(nh.magic),
+			sizeof(nh) - sizeof(nh.magic), (off_t)sizeof(nh.magic)) &&
+	       write_at(fd, nh.magic, sizeof(nh.magic), 0);
+}
+
 void store_fork_child()
 {
 	if (g_store.kind == store_kind::bpf) {
@@ -294,6 +339,15 @@ void store_fork_child()
 	pid_t pid = getpid();
 	char path[sizeof(g_store.path)];
 	int fd = store_file_open(pid, g_store.size, path, sizeof(path));
+	/* The usual way: the used part written into the new file, which is then mapped
+	 * over the parent's at the same address, in one call. */
+	if (fd >= 0 && fill_child_file(fd, pid) &&
+	    mmap(g_store.base, g_store.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+		 0) != MAP_FAILED) {
+		store_file_keep_child(fd, path);
+		memcpy(g_store.path, path, sizeof(path));
+		return;
+	}
 	void *m = MAP_FAILED;
 	if (fd >= 0)
 		m = mmap(nullptr, g_store.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

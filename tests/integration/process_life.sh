@@ -8,11 +8,14 @@
 . "$top_srcdir/tests/integration/process_lib.sh"
 unset ALLOCINFO_STORE_DIR	# the default: memfd stores
 
-# leftovers FILE: the /dev/shm files and BPF pin directories of the pids in FILE.
+# leftovers FILE: the /dev/shm files and BPF pin directories of the pids in FILE
+# made since the test started (other programs' older ones may hold reused pids).
+touch "$work/start"
+sleep 1	# a second of mtime resolution between that mark and what follows
 leftovers() {
 	while read -r p; do
 		for f in "/dev/shm/allocinfo-$p" "/sys/fs/bpf/allocinfo/$p"; do
-			[ -e "$f" ] && echo "$f"
+			[ -n "$(find "$f" -maxdepth 0 -newer "$work/start" 2>/dev/null)" ] && echo "$f"
 		done
 	done <"$1"
 }
