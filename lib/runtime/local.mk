@@ -5,7 +5,7 @@
 noinst_LTLIBRARIES += lib/liboverride.la
 lib_liboverride_la_SOURCES = lib/runtime/override.cpp
 lib_liboverride_la_CXXFLAGS = -std=gnu++17 $(WARN_CXXFLAGS) -fvisibility=hidden \
-	-ftls-model=initial-exec
+	-ftls-model=initial-exec $(SAN_FRAME_FLAGS)
 
 lib_LTLIBRARIES += lib/liballocinfo.la
 lib_liballocinfo_la_SOURCES = \
