@@ -50,14 +50,15 @@ const allocinfo_reader_v1 *reader_module()
 		built = nullptr;
 	else if (running_from_build_tree())
 		installed = nullptr;
+	const char *tried = installed;
 	if (installed)
 		m = load(installed);
 	if (!m && built)
-		m = load(built);
+		m = load(tried = built);
 	if (!m) {
+		const char *why = dlerror();	/* the last attempt's; reading it clears it */
 		if (!__atomic_exchange_n(&g_said, true, __ATOMIC_ACQ_REL))
-			log_message("cannot load %s: %s", installed ? installed : built,
-				    dlerror() ? dlerror() : "no entry points");
+			log_message("cannot load %s: %s", tried, why ? why : "no entry points");
 		return nullptr;
 	}
 	__atomic_store_n(&g_module, m, __ATOMIC_RELEASE);
