@@ -297,21 +297,37 @@ static bool write_at(int fd, const void *buf, size_t len, off_t off)
 	return true;
 }
 
-/* A forked child's new store file, written from the parent's store (still mapped):
- * the used tag slots, strings and counters, then the header with the child's pid,
- * its magic last, so a reader never finds the parent's pid in the child's file. */
+/* Copies [off, off + len) of the parent's store into the same place of fd: file to
+ * file when the parent's memfd is at hand (no page of it faulted into the child),
+ * else from the mapping. */
+static bool copy_region(int src, int fd, size_t off, size_t len)
+{
+	loff_t in = (loff_t)off, out = (loff_t)off;
+	size_t left = len;
+	while (src >= 0 && left) {
+		ssize_t n = copy_file_range(src, &in, fd, &out, left, 0);
+		if (n <= 0)
+			break;
+		left -= (size_t)n;
+	}
+	return !left || write_at(fd, g_store.base + (off + len - left), left,
+				 (off_t)(off + len - left));
+}
+
+/* A forked child's new store file, written from the parent's store: the used tag
+ * slots, strings and counters, then the header with the child's pid, its magic
+ * last, so a reader never finds the parent's pid in the child's file. */
 static bool fill_child_file(int fd, pid_t pid)
 {
 	allocinfo_store_header *h = g_store.hdr;
 	uint32_t nr = h->nr_tags;
-	if (!write_at(fd, g_store.tags, (size_t)nr * sizeof(allocinfo_store_tag),
-		      (off_t)h->tags_offset) ||
-	    !write_at(fd, g_store.strings, h->strings_used, (off_t)h->strings_offset))
+	int src = store_file_inherited_fd();
+	if (!copy_region(src, fd, h->tags_offset, (size_t)nr * sizeof(allocinfo_store_tag)) ||
+	    !copy_region(src, fd, h->strings_offset, h->strings_used))
 		return false;
 	for (uint32_t shard = 0, n = shards_in_use(); shard < n; shard++) {
 		size_t off = h->counters_offset + ((size_t)shard << g_store.shard_shift);
-		if (!write_at(fd, g_store.base + off, (size_t)nr * sizeof(allocinfo_counter),
-			      (off_t)off))
+		if (!copy_region(src, fd, off, (size_t)nr * sizeof(allocinfo_counter)))
 			return false;
 	}
 	allocinfo_store_header nh;
