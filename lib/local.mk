@@ -16,6 +16,13 @@ LIB_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden -fno-rtti -fno-exceptions \
 # sanitizer builds check it through the tests and the sanitizer's allocator beneath.
 CORE_CXXFLAGS = -std=gnu++17 $(WARN_CXXFLAGS) -fvisibility=hidden -fno-rtti \
 	-fno-exceptions
+# Under a sanitizer, frame pointers on the allocation path too, so that
+# LeakSanitizer's fast unwinder sees who asked: the dynamic TLS that dlopen of
+# liballocinfo-reader.so allocates through it (__tls_get_addr) is not a leak.
+if SANITIZER
+SAN_FRAME_FLAGS = -fno-omit-frame-pointer
+endif
+CORE_CXXFLAGS += $(SAN_FRAME_FLAGS)
 
 include lib/reader/local.mk
 include lib/store/local.mk

@@ -12,8 +12,9 @@ EXTRA_DIST += tools/bpf/allocinfo_iter.bpf.c Documentation/bpf.md
 
 if ENABLE_BPF
 lib_liballocinfo_la_SOURCES += lib/store/store_bpf.cpp
-lib_liballocinfo_la_CXXFLAGS += $(LIBBPF_CFLAGS) -I$(top_builddir)/tools/bpf
-lib_liballocinfo_la_LIBADD += $(LIBBPF_LIBS)
+# The iterator is loaded with libbpf by the reader module, not by liballocinfo.
+lib_liballocinfo_reader_la_CXXFLAGS += $(LIBBPF_CFLAGS) -I$(top_builddir)/tools/bpf
+lib_liballocinfo_reader_la_LIBADD += $(LIBBPF_LIBS)
 BUILT_SOURCES += tools/bpf/allocinfo_iter.skel.h
 CLEANFILES += tools/bpf/vmlinux.h tools/bpf/allocinfo_iter.bpf.o \
 	tools/bpf/allocinfo_iter.debug.o tools/bpf/allocinfo_iter.skel.h

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "cxxname.h"
 #include "saturating.h"
 
 namespace allocinfo {
@@ -87,6 +88,21 @@ uint32_t site_table::name_at(std::string_view s, unsigned field)
 	return id;
 }
 
+/* A C++ tag's function as the process recorded it (__PRETTY_FUNCTION__), tidied
+ * once per name: the library does not tidy it inside the program. */
+uint32_t site_table::cxx_named(uint32_t name)
+{
+	if (as_cxx_.size() <= name)
+		as_cxx_.resize(names_.size(), NONE);
+	if (as_cxx_[name] == NONE) {
+		uint32_t id = intern(cxx_function_name(names_[name].c_str()));
+		if (as_cxx_.size() <= name)
+			as_cxx_.resize(names_.size(), NONE);
+		as_cxx_[name] = id;
+	}
+	return as_cxx_[name];
+}
+
 /* The interned printed form of an interned name, made once per name. */
 uint32_t site_table::printed(uint32_t name, as what)
 {
@@ -119,6 +135,8 @@ uint32_t site_table::row_of(const tag_snapshot &t, int pid)
 	if (!(t.flags & ALLOCINFO_TAGF_DYNAMIC)) {
 		/* A static tag prints as its names do, each made printable once. */
 		uint32_t file = name_at(t.file, 1), func = name_at(t.func, 2);
+		if (t.flags & ALLOCINFO_TAGF_CXX)
+			func = cxx_named(func);
 		row_key rk = {printed(module, as::module), printed(file, as::file),
 			      printed(func, as::word), t.line, unloaded, pid};
 		return row_for(rk);

@@ -104,6 +104,8 @@ private:
 	uint32_t name_at(std::string_view s, unsigned field);
 	enum class as { module, file, word };
 	uint32_t printed(uint32_t name, as what);
+	/* The interned cxx_function_name() of an interned __PRETTY_FUNCTION__. */
+	uint32_t cxx_named(uint32_t name);
 	uint32_t row_for(const row_key &k);
 	uint32_t row_of(const tag_snapshot &t, int pid);
 
@@ -118,8 +120,9 @@ private:
 		const char *p = nullptr;
 		uint32_t id = 0;
 	} last_[3];
-	/* A name as printed for a module, a file, and a function. */
-	std::vector<uint32_t> as_module_, as_file_, as_word_;
+	/* A name as printed for a module, a file, and a function; a C++ function's
+	 * tidied name. */
+	std::vector<uint32_t> as_module_, as_file_, as_word_, as_cxx_;
 	/* Caller tags, named through the symbolizer: their rows by raw key. */
 	std::unordered_map<raw_key, uint32_t, key_hash> raw_rows_;
 	std::unordered_map<row_key, uint32_t, key_hash> row_ids_;

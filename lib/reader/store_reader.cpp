@@ -10,6 +10,7 @@
 
 #include <atomic>
 
+#include "cxxname.h"
 #include "saturating.h"
 #include "symbolize.h"
 
@@ -367,7 +368,11 @@ void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r)
 	} else {
 		r.file = printed_file(t.file);
 		r.line = t.line;
-		r.func = printed_word(t.func);
+		/* A C++ tag holds __PRETTY_FUNCTION__, tidied here rather than inside the
+		 * program. */
+		r.func = printed_word(t.flags & ALLOCINFO_TAGF_CXX
+					      ? cxx_function_name(std::string(t.func).c_str())
+					      : std::string(t.func));
 	}
 }
 

@@ -150,8 +150,55 @@ const char *file_kind(mode_t mode)
 	return "not a regular file";
 }
 
+/* ALLOCINFO_STORE_DIR when set: then stores are the files there, and only those. */
+const char *explicit_store_dir()
+{
+	const char *d = getenv("ALLOCINFO_STORE_DIR");
+	return d && d[0] == '/' ? d : nullptr;
+}
+
+/* What /proc/PID/fd/N reads as for a store's memfd (lib/store/store_file.h). */
+const char MEMFD_LINK[] = "/memfd:allocinfo-store (deleted)";
+
+bool is_proc_path(const std::string &path)
+{
+	return path.compare(0, 6, "/proc/") == 0;
+}
+
+/* The memfd store of pid as "/proc/PID/fd/N", or "" when it has none or its
+ * descriptors cannot be listed (another user's process, for a non-root reader). */
+std::string memfd_store_path(int pid)
+{
+	std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+	DIR *d = opendir(dir.c_str());
+	if (!d)
+		return "";
+	std::string found;
+	while (struct dirent *de = readdir(d)) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		std::string fd_path = dir + "/" + de->d_name;
+		char target[sizeof(MEMFD_LINK) + 1];
+		ssize_t n = readlink(fd_path.c_str(), target, sizeof(target));
+		if (n == (ssize_t)sizeof(MEMFD_LINK) - 1 &&
+		    memcmp(target, MEMFD_LINK, sizeof(MEMFD_LINK) - 1) == 0) {
+			found = fd_path;
+			break;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* Where pid's store is: the file in ALLOCINFO_STORE_DIR when that is set; else its
+ * memfd, or a file in /dev/shm (left by an older library, or to be collected). */
 std::string store_path(int pid)
 {
+	if (!explicit_store_dir()) {
+		std::string memfd = memfd_store_path(pid);
+		if (!memfd.empty())
+			return memfd;
+	}
 	return std::string(scan_store_dir()) + "/allocinfo-" + std::to_string(pid);
 }
 
@@ -204,7 +251,10 @@ examination examine(const std::string &path, int pid, bool writable, bool keep_f
 {
 	examination ex;
 	struct stat st;
-	if (lstat(path.c_str(), &st) != 0) {
+	/* /proc/PID/fd/N is a link to the memfd itself, named as a store's (checked by
+	 * memfd_store_path()): the one link followed. */
+	bool via_proc = is_proc_path(path);
+	if ((via_proc ? stat(path.c_str(), &st) : lstat(path.c_str(), &st)) != 0) {
 		ex.v = errno == ENOENT ? verdict::missing : verdict::problem;
 		ex.why = errno == ENOENT ? "no such store" : strerror(errno);
 		return ex;
@@ -213,8 +263,8 @@ examination examine(const std::string &path, int pid, bool writable, bool keep_f
 		ex.why = file_kind(st.st_mode);
 		return ex;
 	}
-	int fd = open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC |
-			     O_NONBLOCK);
+	int fd = open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | (via_proc ? 0 : O_NOFOLLOW) |
+			     O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		int e = errno;
 		if (e == ENOENT) {
@@ -425,7 +475,21 @@ void scan_stores(scan_result &out, bool remove_stale, scan_result *previous)
 			pids.push_back(pid);
 	}
 	closedir(d);
+	/* Without a private directory, the memfd stores of live processes too. */
+	if (!explicit_store_dir()) {
+		if (DIR *proc = opendir("/proc")) {
+			while (struct dirent *de = readdir(proc)) {
+				char *end;
+				long pid = strtol(de->d_name, &end, 10);
+				if (pid > 0 && pid <= INT_MAX && !*end &&
+				    !memfd_store_path((int)pid).empty())
+					pids.push_back((int)pid);
+			}
+			closedir(proc);
+		}
+	}
 	std::sort(pids.begin(), pids.end());
+	pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
 
 	/* previous->live is sorted by pid too. */
 	store_entry *earlier = previous ? previous->live.data() : nullptr;
@@ -445,6 +509,8 @@ void scan_stores(scan_result &out, bool remove_stale, scan_result *previous)
 			out.problems.push_back(path + ": " + ex.why);
 			break;
 		case verdict::stale: {
+			if (is_proc_path(path))
+				break;	/* a memfd goes with its last process */
 			if (!remove_stale) {
 				out.stale.push_back(path);
 				break;

@@ -80,13 +80,15 @@ void fork_parent()
 	registry_fork_parent();
 }
 
+/* The child's own store first, while the registry lock still keeps every tag
+ * writer out: a tag published before it would land in the parent's store. */
 void fork_child()
 {
 	route_fork_child();
 	small::fork_child();
 	shards_fork_child();
-	registry_fork_child();
 	store_fork_child();
+	registry_fork_child();
 }
 
 void start()

@@ -5,7 +5,7 @@
 noinst_LTLIBRARIES += lib/liboverride.la
 lib_liboverride_la_SOURCES = lib/runtime/override.cpp
 lib_liboverride_la_CXXFLAGS = -std=gnu++17 $(WARN_CXXFLAGS) -fvisibility=hidden \
-	$(URCU_CFLAGS) -ftls-model=initial-exec
+	-ftls-model=initial-exec $(SAN_FRAME_FLAGS)
 
 lib_LTLIBRARIES += lib/liballocinfo.la
 lib_liballocinfo_la_SOURCES = \
@@ -17,6 +17,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/thread_shard.h lib/runtime/thread_shard.cpp \
 	lib/runtime/cpu_shard.h lib/runtime/cpu_shard.cpp \
 	lib/store/store.h lib/store/store.cpp \
+	lib/store/store_file.h lib/store/store_file.cpp \
 	lib/runtime/registry.h lib/runtime/registry.cpp \
 	lib/runtime/caller_tags.h lib/runtime/caller_tags.cpp \
 	lib/runtime/small_heap.h lib/runtime/small_heap.cpp \
@@ -24,11 +25,27 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/alloc.h lib/runtime/alloc.cpp \
 	lib/runtime/callbacks.h lib/runtime/callbacks.cpp \
 	lib/runtime/init.cpp \
-	lib/runtime/api.cpp
+	lib/runtime/api.cpp \
+	lib/store/reader_module.h \
+	lib/runtime/reader_loader.h lib/runtime/reader_loader.cpp
+lib_liballocinfo_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DALLOCINFO_READER_PATH='"$(pkglibdir)/liballocinfo-reader.so"' \
+	-DALLOCINFO_BUILD_READER_PATH='"$(abs_top_builddir)/lib/.libs/liballocinfo-reader.so"' \
+	-DALLOCINFO_BUILD_LIB_DIR='"$(abs_top_builddir)/lib/.libs"'
 lib_liballocinfo_la_CXXFLAGS = $(CORE_CXXFLAGS) $(URCU_CFLAGS) -ftls-model=initial-exec
-lib_liballocinfo_la_LIBADD = lib/liboverride.la lib/libreader.la $(URCU_LIBS) $(DL_LIBS) -lpthread
-lib_liballocinfo_la_LDFLAGS = -version-info 0:0:0 \
+lib_liballocinfo_la_LIBADD = lib/liboverride.la lib/libprocfs.la $(URCU_LIBS) $(DL_LIBS) -lpthread
+# --as-needed: the C++ compiler driver adds libstdc++, which nothing here uses.
+lib_liballocinfo_la_LDFLAGS = -version-info 0:0:0 -Wl,--as-needed \
 	-Wl,--version-script=$(top_srcdir)/lib/runtime/liballocinfo.sym -Wl,-z,nodelete
 EXTRA_lib_liballocinfo_la_DEPENDENCIES = $(top_srcdir)/lib/runtime/liballocinfo.sym
+
+# What a process loads only when it needs it (lib/store/reader_module.h): its own
+# report, a BPF store's tag names and iterator. Installed in $(pkglibdir), found by
+# liballocinfo at that absolute path (or in the build tree, for the tests).
+pkglib_LTLIBRARIES = lib/liballocinfo-reader.la
+lib_liballocinfo_reader_la_SOURCES = lib/store/reader_module.h lib/reader/reader_module.cpp
+lib_liballocinfo_reader_la_CXXFLAGS = $(LIB_CXXFLAGS) $(LIBDW_CFLAGS)
+lib_liballocinfo_reader_la_LIBADD = lib/libreader.la -lpthread
+lib_liballocinfo_reader_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,nodelete
 EXTRA_DIST += lib/runtime/liballocinfo.sym lib/runtime/local.mk lib/store/local.mk \
 	lib/reader/local.mk

@@ -6,16 +6,26 @@
 #include "options.h"
 
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 extern char **environ;
 
 namespace allocinfo {
 
+bool secure_execution()
+{
+	/* The kernel's answer, in the auxiliary vector: no allocation, no system call. */
+	return getauxval(AT_SECURE) != 0;
+}
+
 const char *find_env(const char *name)
 {
 	size_t len = strlen(name);
-	if (!environ)
+	/* A setuid or setgid program (or one with file capabilities) runs with the
+	 * environment of a less privileged caller: it must not choose where a
+	 * privileged process writes, nor make it print heap addresses. */
+	if (!environ || secure_execution())
 		return nullptr;
 	for (char **e = environ; *e; e++)
 		if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')

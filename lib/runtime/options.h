@@ -3,7 +3,7 @@
  * The environment variables that control allocinfo (ALLOCINFO, ALLOCINFO_STORE,
  * ALLOCINFO_DEBUG, ALLOCINFO_HEAP), read once from `environ` without allocating: they
  * are read from inside the first malloc call, possibly before the C library is fully
- * initialised.
+ * initialised. A secure-execution process reads none of them: it runs as defaults.
  */
 #ifndef ALLOCINFO_OPTIONS_H
 #define ALLOCINFO_OPTIONS_H
@@ -27,8 +27,14 @@ struct options {
  * naming the variable and the value, and the default. */
 options read_options() HIDDEN;
 
-/* Looks a variable up in `environ` without allocating; NULL when unset. */
+/* Looks a variable up in `environ` without allocating; NULL when unset, and always
+ * NULL in a secure-execution process (AT_SECURE: setuid, setgid, file capabilities).
+ * Every ALLOCINFO_* variable the library reads goes through here. */
 const char *find_env(const char *name) HIDDEN;
+
+/* True in a secure-execution process (getauxval(AT_SECURE)); readable from inside
+ * the first malloc. */
+bool secure_execution() HIDDEN;
 
 } /* namespace allocinfo */
 

@@ -460,16 +460,43 @@ EXPORT int dlclose(void *handle)
 
 /* ---- C++ operator new and delete -------------------------------------------------- */
 
+/*
+ * The C++ runtime's part of operator new, reached through weak references:
+ * liballocinfo does not depend on libstdc++ (a C program never loads it), and a
+ * program that calls operator new has it. std::get_new_handler() and
+ * std::__throw_bad_alloc() by their symbols; the personality routine and the catch
+ * functions the nothrow variants' handler uses are made weak too.
+ */
+extern "C" {
+std::new_handler _ZSt15get_new_handlerv() __attribute__((weak));
+[[noreturn]] void _ZSt17__throw_bad_allocv() __attribute__((weak));
+}
+asm(".weak __gxx_personality_v0\n\t.weak __cxa_begin_catch\n\t.weak __cxa_end_catch\n\t"
+    ".weak _ZSt9terminatev");
+
 namespace {
+
+std::new_handler current_new_handler()
+{
+	return _ZSt15get_new_handlerv ? _ZSt15get_new_handlerv() : nullptr;
+}
+
+[[noreturn]] void throw_bad_alloc()
+{
+	if (_ZSt17__throw_bad_allocv)
+		_ZSt17__throw_bad_allocv();
+	log_message("operator new: out of memory, and no C++ runtime to throw std::bad_alloc");
+	abort();
+}
 
 [[gnu::noinline]] void *new_failed(size_t n, size_t align, uintptr_t ra, bool nothrow)
 {
 	for (;;) {
-		std::new_handler h = std::get_new_handler();
+		std::new_handler h = current_new_handler();
 		if (!h) {
 			if (nothrow)
 				return nullptr;
-			throw std::bad_alloc();
+			throw_bad_alloc();
 		}
 		h();
 		void *p = align ? caller_memalign(align, n, ra) : do_malloc(n, ra);
@@ -483,9 +510,9 @@ namespace {
 [[gnu::noinline]] void *new_failed_at(size_t n, uint32_t slot)
 {
 	for (;;) {
-		std::new_handler h = std::get_new_handler();
+		std::new_handler h = current_new_handler();
 		if (!h)
-			throw std::bad_alloc();
+			throw_bad_alloc();
 		h();
 		void *p;
 		if (fast_go()) {

@@ -14,14 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <urcu/urcu-bp.h>
-#include <urcu/rculist.h>
-
-#include <string>
-#include <vector>
+#include <sched.h>
+#include <time.h>
 
 #include "caller_tags.h"
-#include "cxxname.h"
+#include "plain_vector.h"
 #include "store.h"
 
 /* The sections every instrumented object has; allocinfo_register_tags() is exported. */
@@ -30,25 +27,33 @@ extern "C" EXPORT void allocinfo_register_tags(struct alloc_tag *start, struct a
 namespace allocinfo {
 
 struct module {
-	cds_list_head node;
-	rcu_head rcu;
+	module *next;	/* atomic: lookups walk the list without the lock */
 	uintptr_t l_addr, lo, hi;
 	uint32_t path_off;
-	std::vector<uint32_t> slots;	/* registry lock */
+	plain_vector<uint32_t> slots;	/* registry lock */
 };
 
 namespace {
 
 pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-CDS_LIST_HEAD(g_modules);			/* RCU list; writers hold g_lock */
-std::vector<uint32_t> *g_free_slots;		/* reclaimed slots */
-std::vector<uint32_t> *g_unloaded_slots;	/* tags of unloaded objects, still live */
+/*
+ * The module list: lookups walk it with acquire loads and no lock (so finding an
+ * address never waits for a writer or a dlopen); writers hold g_lock. An unlinked
+ * record keeps its `next`, so a lookup standing on it walks on, and it is freed only
+ * once no lookup is under way (g_lookups back to zero): the few lookups there are (a
+ * caller tag's first sight) make that wait short. Without liburcu, whose start-up
+ * registration costs every process milliseconds of exit time.
+ */
+module *g_modules;
+unsigned g_lookups;	/* atomic: lookups walking the list now */
+plain_vector<uint32_t> *g_free_slots;		/* reclaimed slots */
+plain_vector<uint32_t> *g_unloaded_slots;	/* tags of unloaded objects, still live */
 uint32_t g_next_slot = ALLOCINFO_TAG_FIRST;
 uint32_t g_overflow_slot;
 char g_exe_path[PATH_MAX];
 
 /*
- * Set while fork() holds the registry and liburcu locks. Other atfork handlers may
+ * Set while fork() holds the registry lock. Other atfork handlers may
  * allocate in the child before ours releases them (ThreadSanitizer's starts a thread):
  * a slow path that met the window would wait forever, so it charges the overflow tag.
  */
@@ -91,19 +96,21 @@ int find_object_cb(struct dl_phdr_info *info, size_t, void *data)
 	return 1;
 }
 
-/* ThreadSanitizer cannot see the order an RCU grace period gives (liburcu is not
- * instrumented): tell it that the unloading thread's writes to a module come before
- * the worker's free. Weak: absent, and not called, outside ThreadSanitizer builds. */
-extern "C" void __tsan_acquire(void *addr) __attribute__((weak));
-extern "C" void __tsan_release(void *addr) __attribute__((weak));
-
-void free_module(rcu_head *head)
+/* Waits until no lookup walks the module list; false after about a second (then
+ * the caller keeps what it meant to free rather than risk a lookup on it). */
+bool wait_for_lookups()
 {
-	busy_guard guard;
-	module *m = caa_container_of(head, module, rcu);
-	if (__tsan_acquire)
-		__tsan_acquire(m);
-	delete m;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* unlinked before counted */
+	struct timespec tick = { 0, 100 * 1000 };
+	for (int i = 0; i < 10000; i++) {
+		if (__atomic_load_n(&g_lookups, __ATOMIC_SEQ_CST) == 0)
+			return true;
+		if (i < 100)
+			sched_yield();
+		else
+			nanosleep(&tick, nullptr);
+	}
+	return false;
 }
 
 /* Gives tag t (of module m) a slot and publishes it. Registry lock held. */
@@ -113,15 +120,13 @@ uint32_t assign_slot(alloc_tag *t, module *m)
 	if (!slot) {
 		slot = g_overflow_slot;
 	} else {
-		std::string func;
-		const char *fn = t->func ? t->func : "??";
-		if (t->flags & ALLOC_TAG_F_CXX) {
-			func = cxx_function_name(fn);
-			fn = func.c_str();
-		}
+		/* A C++ function's name is kept as __PRETTY_FUNCTION__ gives it; readers
+		 * tidy it (the library has no C++ runtime of its own to do it with). */
 		uint32_t flags = (t->flags & ALLOC_TAG_F_SCOPE) ? ALLOCINFO_TAGF_SCOPE : 0;
+		if (t->flags & ALLOC_TAG_F_CXX)
+			flags |= ALLOCINFO_TAGF_CXX;
 		store_publish_tag(slot, flags, store_intern(t->file ? t->file : "??"),
-				  store_intern(fn), m->path_off, t->line, 0);
+				  store_intern(t->func ? t->func : "??"), m->path_off, t->line, 0);
 		m->slots.push_back(slot);
 	}
 	__atomic_store_n(&t->counter, counter_offset(slot), __ATOMIC_RELEASE);
@@ -144,9 +149,9 @@ void registry_unlock() { pthread_mutex_unlock(&g_lock); }
 bool module_lookup_rcu(uintptr_t addr, object_info &oi)
 {
 	bool found = false;
-	urcu_bp_read_lock();
-	module *m;
-	cds_list_for_each_entry_rcu(m, &g_modules, node)
+	__atomic_fetch_add(&g_lookups, 1, __ATOMIC_SEQ_CST);
+	for (module *m = __atomic_load_n(&g_modules, __ATOMIC_ACQUIRE); m;
+	     m = __atomic_load_n(&m->next, __ATOMIC_ACQUIRE))
 		if (addr >= m->lo && addr < m->hi) {
 			oi.l_addr = m->l_addr;
 			oi.lo = m->lo;
@@ -154,22 +159,23 @@ bool module_lookup_rcu(uintptr_t addr, object_info &oi)
 			found = true;
 			break;
 		}
-	urcu_bp_read_unlock();
+	__atomic_fetch_sub(&g_lookups, 1, __ATOMIC_RELEASE);
 	return found;
 }
 
 module *module_get(const object_info &oi)
 {
-	module *m;
-	cds_list_for_each_entry(m, &g_modules, node)
+	module **tail = &g_modules;
+	for (module *m = g_modules; m; tail = &m->next, m = m->next)
 		if (m->l_addr == oi.l_addr && m->lo == oi.lo)
 			return m;
-	m = new module();
+	module *m = new module();
 	m->l_addr = oi.l_addr;
 	m->lo = oi.lo;
 	m->hi = oi.hi;
 	m->path_off = store_intern(oi.path[0] ? oi.path : "??");
-	cds_list_add_tail_rcu(&m->node, &g_modules);
+	m->next = nullptr;
+	__atomic_store_n(tail, m, __ATOMIC_RELEASE);	/* complete before it is seen */
 	return m;
 }
 
@@ -200,8 +206,8 @@ void registry_init()
 	ssize_t n = readlink("/proc/self/exe", g_exe_path, sizeof(g_exe_path) - 1);
 	g_exe_path[n > 0 ? n : 0] = '\0';
 	busy_guard guard;
-	g_free_slots = new std::vector<uint32_t>();
-	g_unloaded_slots = new std::vector<uint32_t>();
+	g_free_slots = new plain_vector<uint32_t>();
+	g_unloaded_slots = new plain_vector<uint32_t>();
 	/* The overflow tag stands for call sites beyond the store's capacity. */
 	g_store.hdr->exe_off = store_intern(g_exe_path);
 	g_overflow_slot = g_next_slot++;
@@ -233,7 +239,11 @@ void scan_unloaded()
 	busy_guard guard;
 	/* Which objects are still there, read without the registry lock. */
 	struct live_set {
-		std::vector<std::pair<uintptr_t, uintptr_t>> objs;
+		struct object {
+			uintptr_t l_addr, lo;
+		};
+		plain_vector<object> objs;
+		bool incomplete = false;	/* out of memory: judge nothing */
 		static int cb(struct dl_phdr_info *info, size_t, void *data)
 		{
 			uintptr_t lo = UINTPTR_MAX;
@@ -241,41 +251,44 @@ void scan_unloaded()
 				if (info->dlpi_phdr[i].p_type == PT_LOAD &&
 				    info->dlpi_addr + info->dlpi_phdr[i].p_vaddr < lo)
 					lo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
-			static_cast<live_set *>(data)->objs.emplace_back(info->dlpi_addr, lo);
+			auto *self = static_cast<live_set *>(data);
+			if (!self->objs.push_back({ info->dlpi_addr, lo }))
+				self->incomplete = true;
 			return 0;
 		}
 	} live;
 	dl_iterate_phdr(live_set::cb, &live);
+	if (live.incomplete)
+		return;
 
-	std::vector<module *> gone;
+	plain_vector<module *> gone;
 	registry_lock();
-	module *m, *tmp;
-	cds_list_for_each_entry_safe(m, tmp, &g_modules, node) {
+	for (module **pp = &g_modules, *m; (m = *pp);) {
 		bool present = false;
 		for (auto &o : live.objs)
-			if (o.first == m->l_addr && o.second == m->lo) {
+			if (o.l_addr == m->l_addr && o.lo == m->lo) {
 				present = true;
 				break;
 			}
-		if (present)
+		if (present) {
+			pp = &m->next;
 			continue;
+		}
 		for (uint32_t slot : m->slots) {
 			store_set_tag_flags(slot, ALLOCINFO_TAGF_UNLOADED, 0);
 			g_unloaded_slots->push_back(slot);
 		}
 		caller_tags_forget(m->lo, m->hi);
-		cds_list_del_rcu(&m->node);
-		gone.push_back(m);
+		/* Unlinked, its own `next` kept for a lookup standing on it. */
+		__atomic_store_n(pp, m->next, __ATOMIC_RELEASE);
+		(void)gone.push_back(m);	/* without memory to note it, it stays allocated */
 	}
 	registry_unlock();
-	/* Outside the lock: the first call_rcu() starts liburcu's worker thread, and a
-	 * thread that allocates while starting must not find the registry locked by the
-	 * thread waiting for it (as ThreadSanitizer's pthread_create does). */
-	for (module *g : gone) {
-		if (__tsan_release)
-			__tsan_release(g);
-		urcu_bp_call_rcu(&g->rcu, free_module);
-	}
+	/* Freed by the unloading thread once no lookup is under way, outside the lock:
+	 * no worker thread (as call_rcu would start), nothing to do at fork. */
+	if (!gone.empty() && wait_for_lookups())
+		for (module *g : gone)
+			delete g;
 	reclaim_unloaded();
 }
 
@@ -301,30 +314,26 @@ void reclaim_unloaded()
 	registry_unlock();
 }
 
-/* The registry lock is taken before liburcu's: a writer may call call_rcu() with the
- * registry lock held, so the reverse order could deadlock. */
+/* No handler allocates: an allocation in the child before the registry lock is
+ * released would wait for it forever. */
 void registry_fork_prepare()
 {
 	registry_lock();
-	urcu_bp_call_rcu_before_fork();
-	urcu_bp_before_fork();
 	__atomic_store_n(&g_fork_window, true, __ATOMIC_RELEASE);
 }
 
 void registry_fork_parent()
 {
 	__atomic_store_n(&g_fork_window, false, __ATOMIC_RELEASE);
-	urcu_bp_after_fork_parent();
-	urcu_bp_call_rcu_after_fork_parent();
 	registry_unlock();
 }
 
 void registry_fork_child()
 {
-	__atomic_store_n(&g_fork_window, false, __ATOMIC_RELEASE);
-	urcu_bp_after_fork_child();
-	urcu_bp_call_rcu_after_fork_child();
+	/* Lookups of threads that do not exist in the child are not under way. */
+	__atomic_store_n(&g_lookups, 0, __ATOMIC_RELAXED);
 	registry_unlock();
+	__atomic_store_n(&g_fork_window, false, __ATOMIC_RELEASE);
 }
 
 } /* namespace allocinfo */

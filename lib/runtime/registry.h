@@ -5,8 +5,9 @@
  *
  * Locking: registry_lock (a mutex) serialises every writer: slot allocation, store
  * writes, module list changes and caller-table inserts. The module list is also
- * readable under RCU (liburcu-bp), so looking an address up never waits for a writer
- * or a dlopen. Lock order: the dynamic loader's locks may be held when the registry
+ * readable without it (module_lookup_rcu: atomic links, and records freed only once
+ * no lookup is under way), so looking an address up never waits for a writer or a
+ * dlopen. Lock order: the dynamic loader's locks may be held when the registry
  * lock is taken (constructors run inside dlopen), never the reverse: nothing calls
  * into the loader (dl_iterate_phdr, dladdr) with the registry lock held.
  */
@@ -29,8 +30,8 @@ struct object_info {
 /* Finds the loaded object containing addr; false if none does (JIT code, say). */
 bool describe_object(uintptr_t addr, object_info &out) HIDDEN;
 
-/* Finds an already known object by address under RCU, without the loader's locks or
- * the registry lock; fills l_addr, lo and hi. */
+/* Finds an already known object by address without the loader's locks or the
+ * registry lock; fills l_addr, lo and hi. */
 bool module_lookup_rcu(uintptr_t addr, object_info &oi) HIDDEN;
 
 void registry_lock() HIDDEN;

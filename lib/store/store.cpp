@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Creating and maintaining this process's store. A shm store is a file in /dev/shm
- * named allocinfo-<pid>, mode 0600; an anonymous store is the same layout that no
- * other process can see (ALLOCINFO_STORE=none, or when /dev/shm is unusable).
+ * Creating and maintaining this process's store. A shm store is a memfd that readers
+ * find through /proc/PID/fd (or a file allocinfo-<pid>, mode 0600, in
+ * $ALLOCINFO_STORE_DIR: store_file.h); an anonymous store is the same layout that no
+ * other process can see (ALLOCINFO_STORE=none, or when no file can be made).
  */
 #include "store.h"
 #include "thread_shard.h"
@@ -15,11 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <string>
-#include <unordered_map>
-
 #include "procfs.h"
 #include "store_bpf.h"
+#include "store_file.h"
 
 namespace allocinfo {
 
@@ -27,8 +26,23 @@ store g_store;
 
 namespace {
 
-/* Strings already in the store: written under the registry lock only. */
-std::unordered_map<std::string, uint32_t> *g_interned;
+/*
+ * Strings already in the store, as their offsets in an open-addressing table keyed
+ * by the strings themselves (in the store's own strings area): written under the
+ * registry lock only. Reserved at first use, touched as it fills; a full table only
+ * means that new strings are stored again rather than shared.
+ */
+constexpr uint32_t INTERN_SLOTS = 1u << 18;
+uint32_t *g_interned;
+uint32_t g_nr_interned;
+
+uint32_t string_hash(const char *s)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
 
 size_t page_round(size_t n)
 {
@@ -61,27 +75,6 @@ size_t total_size(uint32_t nr_shards, uint32_t capacity)
 	return h.total_size;
 }
 
-/* Opens a fresh shm file for `pid`, sized; returns the fd or -1. */
-int open_shm(pid_t pid, size_t size, char *path, size_t path_len)
-{
-	int n = snprintf(path, path_len, "%s/allocinfo-%d", store_dir(), (int)pid);
-	if (n < 0 || (size_t)n >= path_len) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	/* A store left by an earlier program image of this pid (exec) is replaced. */
-	unlink(path);
-	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -1;
-	if (ftruncate(fd, (off_t)size) != 0) {
-		close(fd);
-		unlink(path);
-		return -1;
-	}
-	return fd;
-}
-
 void attach(char *base, size_t size)
 {
 	g_store.base = base;
@@ -98,17 +91,6 @@ void attach(char *base, size_t size)
 void store_layout(allocinfo_store_header *h, uint32_t nr_shards, uint32_t tag_capacity)
 {
 	layout(h, nr_shards, tag_capacity);
-}
-
-int store_open_shm(pid_t pid, size_t size, char *path, size_t path_len)
-{
-	return open_shm(pid, size, path, path_len);
-}
-
-const char *store_dir()
-{
-	const char *d = find_env("ALLOCINFO_STORE_DIR");
-	return d && d[0] == '/' ? d : "/dev/shm";
 }
 
 /* Sets how the counters are split (store.h) and returns the number of shards. */
@@ -141,7 +123,9 @@ bool store_create(store_kind requested)
 	pid_t pid = getpid();
 	char *base = nullptr;
 
-	if (requested == store_kind::automatic || requested == store_kind::bpf) {
+	/* BPF maps only when asked for: creating them costs milliseconds at every
+	 * start, and their pins outlive a process that ends without exit handlers. */
+	if (requested == store_kind::bpf) {
 		nr_shards = plan_shards(true);
 		base = store_bpf_create(pid, nr_shards, requested == store_kind::bpf, &capacity, &size);
 	}
@@ -153,21 +137,24 @@ bool store_create(store_kind requested)
 	}
 
 	if (!base && requested != store_kind::none) {
-		int fd = open_shm(pid, size, g_store.path, sizeof(g_store.path));
+		int fd = store_file_open(pid, size, g_store.path, sizeof(g_store.path));
 		if (fd >= 0) {
 			void *m = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-			close(fd);
 			if (m != MAP_FAILED) {
+				store_file_keep(fd, g_store.path);
 				base = static_cast<char *>(m);
 				g_store.kind = store_kind::shm;
 			} else {
-				unlink(g_store.path);
+				close(fd);
+				if (g_store.path[0])
+					unlink(g_store.path);
 			}
 		}
 		if (!base) {
 			if (requested == store_kind::shm)
 				log_message("ALLOCINFO_STORE=shm: cannot create %s (%s); counters "
-					    "stay private to the process", g_store.path,
+					    "stay private to the process",
+					    g_store.path[0] ? g_store.path : "a memfd",
 					    strerror(errno));
 			g_store.path[0] = '\0';
 		}
@@ -195,11 +182,23 @@ uint32_t store_intern(const char *s)
 {
 	if (!s)
 		return 0;
-	if (!g_interned)
-		g_interned = new std::unordered_map<std::string, uint32_t>();
-	auto it = g_interned->find(s);
-	if (it != g_interned->end())
-		return it->second;
+	if (!g_interned) {
+		void *m = mmap(nullptr, INTERN_SLOTS * sizeof(uint32_t), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (m != MAP_FAILED)
+			g_interned = static_cast<uint32_t *>(m);
+	}
+	uint32_t *free_slot = nullptr;
+	if (g_interned)
+		for (uint32_t i = string_hash(s);; i++) {
+			uint32_t *e = &g_interned[i & (INTERN_SLOTS - 1)];
+			if (*e == 0) {
+				free_slot = e;
+				break;
+			}
+			if (strcmp(g_store.strings + *e, s) == 0)
+				return *e;
+		}
 	allocinfo_store_header *h = g_store.hdr;
 	size_t len = strlen(s) + 1;
 	if (h->strings_used + len > h->strings_capacity)
@@ -207,7 +206,11 @@ uint32_t store_intern(const char *s)
 	uint32_t off = (uint32_t)h->strings_used;
 	memcpy(g_store.strings + off, s, len);
 	__atomic_store_n(&h->strings_used, h->strings_used + len, __ATOMIC_RELEASE);
-	g_interned->emplace(s, off);
+	/* Three quarters full at most, so that every probe ends at an empty entry. */
+	if (free_slot && g_nr_interned < INTERN_SLOTS / 4 * 3) {
+		*free_slot = off;
+		g_nr_interned++;
+	}
 	return off;
 }
 
@@ -277,6 +280,67 @@ void store_sum(uint32_t slot, int64_t *bytes, int64_t *calls)
 	*calls = calls_sum;
 }
 
+/* Writes len bytes at off; false on any failure. */
+static bool write_at(int fd, const void *buf, size_t len, off_t off)
+{
+	const char *p = static_cast<const char *>(buf);
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+		off += n;
+	}
+	return true;
+}
+
+/* Copies [off, off + len) of the parent's store into the same place of fd: file to
+ * file when the parent's memfd is at hand (no page of it faulted into the child),
+ * else from the mapping. */
+static bool copy_region(int src, int fd, size_t off, size_t len)
+{
+	loff_t in = (loff_t)off, out = (loff_t)off;
+	size_t left = len;
+	while (src >= 0 && left) {
+		ssize_t n = copy_file_range(src, &in, fd, &out, left, 0);
+		if (n <= 0)
+			break;
+		left -= (size_t)n;
+	}
+	return !left || write_at(fd, g_store.base + (off + len - left), left,
+				 (off_t)(off + len - left));
+}
+
+/* A forked child's new store file, written from the parent's store: the used tag
+ * slots, strings and counters, then the header with the child's pid, its magic
+ * last, so a reader never finds the parent's pid in the child's file. */
+static bool fill_child_file(int fd, pid_t pid)
+{
+	allocinfo_store_header *h = g_store.hdr;
+	uint32_t nr = h->nr_tags;
+	int src = store_file_inherited_fd();
+	if (!copy_region(src, fd, h->tags_offset, (size_t)nr * sizeof(allocinfo_store_tag)) ||
+	    !copy_region(src, fd, h->strings_offset, h->strings_used))
+		return false;
+	for (uint32_t shard = 0, n = shards_in_use(); shard < n; shard++) {
+		size_t off = h->counters_offset + ((size_t)shard << g_store.shard_shift);
+		if (!copy_region(src, fd, off, (size_t)nr * sizeof(allocinfo_counter)))
+			return false;
+	}
+	allocinfo_store_header nh;
+	memcpy(&nh, g_store.base, sizeof(nh));
+	nh.pid = (int32_t)pid;
+	nh.start_time = process_start_time(pid);
+	nh.state = ALLOCINFO_STATE_LIVE;
+	nh.backend = 0;
+	return write_at(fd, reinterpret_cast<char *>(&nh) + sizeof(nh.magic),
+			sizeof(nh) - sizeof(nh.magic), (off_t)sizeof(nh.magic)) &&
+	       write_at(fd, nh.magic, sizeof(nh.magic), 0);
+}
+
 void store_fork_child()
 {
 	if (g_store.kind == store_kind::bpf) {
@@ -290,7 +354,16 @@ void store_fork_child()
 		return;	/* a private anonymous store was copied by fork itself */
 	pid_t pid = getpid();
 	char path[sizeof(g_store.path)];
-	int fd = open_shm(pid, g_store.size, path, sizeof(path));
+	int fd = store_file_open(pid, g_store.size, path, sizeof(path));
+	/* The usual way: the used part written into the new file, which is then mapped
+	 * over the parent's at the same address, in one call. */
+	if (fd >= 0 && fill_child_file(fd, pid) &&
+	    mmap(g_store.base, g_store.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+		 0) != MAP_FAILED) {
+		store_file_keep_child(fd, path);
+		memcpy(g_store.path, path, sizeof(path));
+		return;
+	}
 	void *m = MAP_FAILED;
 	if (fd >= 0)
 		m = mmap(nullptr, g_store.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -298,20 +371,21 @@ void store_fork_child()
 		/* Keep counting alone in private memory rather than into the parent's. */
 		m = mmap(nullptr, g_store.size, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (fd >= 0)
-			unlink(path);
+		if (fd >= 0) {
+			close(fd);
+			if (path[0])
+				unlink(path);
+		}
+		fd = -1;
 		path[0] = '\0';
+		store_file_drop_inherited();
 		if (m == MAP_FAILED) {
 			/* Nothing else to map: leave the parent's store, which we must not
 			 * write; the counts of this child are lost. */
-			if (fd >= 0)
-				close(fd);
 			log_message("fork: cannot map a store for the child (%s)", strerror(errno));
 			return;
 		}
 	}
-	if (fd >= 0)
-		close(fd);
 	/* Copy only what is in use: the header, the used tag slots and strings, and the
 	 * used part of each shard that may hold counts. */
 	char *dst = static_cast<char *>(m);
@@ -341,12 +415,16 @@ void store_fork_child()
 	if (moved == MAP_FAILED) {
 		log_message("fork: cannot move the child's store into place (%s)", strerror(errno));
 		munmap(m, g_store.size);
+		if (fd >= 0)
+			close(fd);
 		if (path[0])
 			unlink(path);
 		return;
 	}
+	if (fd >= 0)
+		store_file_keep_child(fd, path);
 	memcpy(g_store.path, path, sizeof(path));
-	if (!path[0])
+	if (fd < 0)
 		g_store.kind = store_kind::none;
 }
 

@@ -16,7 +16,7 @@ struct store {
 	char *base = nullptr;
 	size_t size = 0;
 	store_kind kind = store_kind::none;
-	char path[256] = "";			/* the shm file, "" for an anonymous store */
+	char path[256] = "";			/* the named file, "" for a memfd or anonymous store */
 	allocinfo_store_header *hdr = nullptr;
 	allocinfo_store_tag *tags = nullptr;
 	char *strings = nullptr;
@@ -43,13 +43,8 @@ constexpr uint32_t STORE_MAX_CPU_SHARDS = 1024;	/* CPUs past it use shard 0 */
 constexpr uint32_t STORE_BPF_MIN_THREAD_SHARDS = 8;
 constexpr uint32_t STORE_BPF_MAX_THREAD_SHARDS = 64;
 
-/* Where shm stores live: $ALLOCINFO_STORE_DIR, else /dev/shm. */
-const char *store_dir() HIDDEN;
-
 /* The layout of a store with this capacity (store_bpf.cpp sizes its maps by it). */
 void store_layout(allocinfo_store_header *h, uint32_t nr_shards, uint32_t tag_capacity) HIDDEN;
-/* Creates the store file of pid, `size` bytes, replacing any older one; the fd or -1. */
-int store_open_shm(pid_t pid, size_t size, char *path, size_t path_len) HIDDEN;
 
 /* Creates this process's store (called once, from the first allocation). Falls back
  * from shm to an anonymous mapping; returns false only if no memory could be mapped. */
@@ -72,7 +67,7 @@ void store_sum(uint32_t slot, int64_t *bytes, int64_t *calls) HIDDEN;
  * mapped at the same address so every pointer into it stays valid. */
 void store_fork_child() HIDDEN;
 
-/* At exit: marks the store exited and removes its name. */
+/* At exit: marks the store exited and removes its name (a named file's). */
 void store_retire() HIDDEN;
 
 } /* namespace allocinfo */

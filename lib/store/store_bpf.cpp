@@ -3,20 +3,19 @@
  * The BPF store's writer (see store_bpf.h and store_bpf_format.h).
  *
  * The maps are created at the first allocation, with plain bpf(2) calls and a BTF
- * blob built here, so nothing runs that could not run inside malloc. The report
- * iterator is loaded later, from the library's constructor, through libbpf and the
- * skeleton built from tools/bpf/allocinfo_iter.bpf.c.
+ * blob built here, so nothing runs that could not run inside malloc. From the
+ * library's constructor on, the reader module (liballocinfo-reader.so, loaded then
+ * and only for a BPF store) names the tags in the `tags` map by the readers' rules
+ * and loads the report iterator with libbpf: liballocinfo itself needs neither the
+ * readers nor libbpf.
  *
- * Tag names follow the readers' rules (name_tag() in store_reader.cpp), so the
- * iterator prints what `allocinfo -p PID` prints. Static tags are named from the
- * store's strings. Dynamic (caller) tags are written in the readers' unsymbolized
- * form, "??:0 [module] func:0xADDR": naming them means reading debug info, which
- * may take seconds and hundreds of MiB for a large program, and a profiler must not
- * spend that inside the program's malloc. allocinfo and allocinfod name them when
- * they render, and write the names into this map (lib/reader/bpf_tag_names.cpp);
- * the entry of a caller tag is written here only once, when it is published, so
- * that the name stays. Names longer than the fields of struct allocinfo_bpf_tag
- * are cut.
+ * Dynamic (caller) tags are published in the readers' unsymbolized form, "??:0
+ * [module] func:0xADDR": naming them means reading debug info, which may take
+ * seconds and hundreds of MiB for a large program, and a profiler must not spend
+ * that inside the program's malloc. allocinfo and allocinfod name them when they
+ * render, and write the names into this map (lib/reader/bpf_tag_names.cpp); the
+ * entry of a caller tag is written here only once, when it is published, so that the
+ * name stays. Names longer than the fields of struct allocinfo_bpf_tag are cut.
  */
 #include "store_bpf.h"
 
@@ -36,19 +35,15 @@
 #include <linux/btf.h>
 #include <linux/magic.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
+#include <linux/bpf.h>
 
-#include <algorithm>
-#include <string>
-
-#include "allocinfo_iter.skel.h"
 #include "procfs.h"
-#include "report.h"
+#include "reader_loader.h"
 #include "store.h"
+#include "registry.h"
 #include "store_bpf_format.h"
 #include "store_bpf_sys.h"
-#include "store_reader.h"
+#include "store_file.h"
 #include "thread_shard.h"
 
 namespace allocinfo {
@@ -62,6 +57,9 @@ static_assert(sizeof(allocinfo_bpf_meta) == 24 + ALLOCINFO_BPF_STORE_LEN, "the m
  * the largest power of two in [1024, 16384] that keeps it within this budget. */
 constexpr uint64_t COUNTERS_BUDGET = 16ull << 20;
 constexpr uint32_t MAX_CAPACITY = 16384, MIN_CAPACITY = 1024;
+
+/* How many entries of the pin directory one start-up looks at for dead pins. */
+constexpr unsigned SWEEP_MAX_ENTRIES = 1024;
 
 /* The BTF types of the maps' keys and values, built once, without allocating. */
 class btf_builder {
@@ -153,15 +151,56 @@ private:
 	char out_[sizeof(btf_header) + sizeof(words_) + sizeof(strs_)];
 };
 
+/* True while fd still holds the map with this id: a number the program may have
+ * closed and reused since is never closed on its behalf. */
+bool holds_map(int fd, uint32_t id)
+{
+	struct bpf_map_info info;
+	return fd >= 0 && id && bpfsys::map_info(fd, &info) == 0 && info.id == id;
+}
+
+/*
+ * The maps' descriptors. The counters map is mapped and the meta map written once,
+ * so their descriptors are closed as soon as the report iterator is loaded; only the
+ * tags map's stays open (it is updated as tags appear), moved to STORE_FD_MIN or
+ * above and close-on-exec. Each descriptor is closed only while it still holds its
+ * map (the map ids are kept to tell).
+ */
 struct bpf_maps {
 	int counters = -1, tags = -1, meta = -1;
+	uint32_t counters_id = 0, tags_id = 0, meta_id = 0;
+	void note_ids()
+	{
+		struct bpf_map_info info;
+		counters_id = bpfsys::map_info(counters, &info) == 0 ? info.id : 0;
+		tags_id = bpfsys::map_info(tags, &info) == 0 ? info.id : 0;
+		meta_id = bpfsys::map_info(meta, &info) == 0 ? info.id : 0;
+	}
+	static void close_one(int &fd, uint32_t id)
+	{
+		if (holds_map(fd, id))
+			close(fd);
+		fd = -1;
+	}
+	/* Once the iterator is loaded: only the tags map's descriptor is needed. */
+	void close_unneeded()
+	{
+		close_one(counters, counters_id);
+		close_one(meta, meta_id);
+	}
 	void close_all()
 	{
-		for (int *fd : { &counters, &tags, &meta })
-			if (*fd >= 0) {
-				close(*fd);
-				*fd = -1;
-			}
+		close_unneeded();
+		close_one(tags, tags_id);
+	}
+	/* The tags map's descriptor out of the way of the program's small numbers. */
+	void place_tags_high()
+	{
+		int high = fcntl(tags, F_DUPFD_CLOEXEC, STORE_FD_MIN);
+		if (high >= 0) {
+			close(tags);
+			tags = high;
+		}
 	}
 };
 
@@ -169,6 +208,7 @@ struct bpf_state {
 	bool active = false;	/* this process has a BPF store */
 	bool loud = false;	/* ALLOCINFO_STORE=bpf: say why something fails */
 	bool ready = false;	/* the constructor has run: the iterator is loaded */
+	const allocinfo_reader_v1 *module = nullptr;	/* names tags, loads the iterator */
 	bpf_maps maps;
 	uint32_t nr_cpus = 0, capacity = 0;
 	size_t file_size = 0, map_bytes = 0;
@@ -177,12 +217,6 @@ struct bpf_state {
 /* Constant-initialized (every member has a constant initializer): the store may be
  * created by a malloc that runs before this library's constructors. */
 bpf_state g_bpf;
-
-/* libbpf's messages stay quiet inside someone else's program. */
-int quiet_print(enum libbpf_print_level, const char *, va_list)
-{
-	return 0;
-}
 
 uint32_t capacity_for(uint32_t nr_cpus)
 {
@@ -252,8 +286,15 @@ int create_maps(uint32_t nr_cpus, uint32_t capacity, bpf_maps &m)
 		err = m.meta < 0 ? errno : 0;
 	}
 	close(btf);	/* the maps keep their BTF */
-	if (err)
-		m.close_all();
+	if (!err)
+		m.note_ids();
+	if (err) {
+		int *fds[] = { &m.counters, &m.tags, &m.meta };
+		for (int *fd : fds)
+			if (*fd >= 0)
+				close(*fd);
+		m = bpf_maps();
+	}
 	return err;
 }
 
@@ -267,14 +308,16 @@ struct dirent64_raw {
 	char d_name[1];
 };
 
-/* Removes a pin directory and what it holds, following no link. Plain system calls:
- * this runs during start-up, when the process may not free memory yet. */
-void remove_dir(const char *dir)
+/* Removes a pin directory and what it holds, following no link, down to `depth`
+ * levels (a pin directory holds files; anything deeper was made by someone else).
+ * Plain system calls: this runs during start-up, when the process may not free
+ * memory yet. */
+void remove_tree_at(int parent, const char *name, int depth)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOTDIR || errno == ELOOP)
-			unlink(dir);
+			unlinkat(parent, name, 0);
 		return;
 	}
 	alignas(8) char buf[1024];
@@ -282,12 +325,19 @@ void remove_dir(const char *dir)
 	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
 		for (long off = 0; off < n;) {
 			auto *de = reinterpret_cast<dirent64_raw *>(buf + off);
-			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-				unlinkat(fd, de->d_name, 0);
 			off += de->d_reclen;
+			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+				continue;
+			if (unlinkat(fd, de->d_name, 0) != 0 && errno == EISDIR && depth > 0)
+				remove_tree_at(fd, de->d_name, depth - 1);
 		}
 	close(fd);
-	rmdir(dir);
+	unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+void remove_dir(const char *dir)
+{
+	remove_tree_at(AT_FDCWD, dir, 2);
 }
 
 /*
@@ -305,8 +355,11 @@ void sweep_dead()
 		return;
 	alignas(8) char buf[2048];
 	long n;
-	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
-		for (long off = 0; off < n;) {
+	/* Bounded: a start-up never pays for more than this many entries (the rest
+	 * are the collectors', or a later start's). */
+	unsigned budget = SWEEP_MAX_ENTRIES;
+	while (budget && (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
+		for (long off = 0; off < n && budget; budget--) {
 			auto *de = reinterpret_cast<dirent64_raw *>(buf + off);
 			off += de->d_reclen;
 			char *end;
@@ -321,6 +374,43 @@ void sweep_dead()
 	close(fd);
 }
 
+/*
+ * The pin directory, made and checked: 0755, owned by root or by this process's
+ * user (the first process that could create BPF maps), so that only processes that
+ * may pin write there. One made writable by others (as older versions made it,
+ * 1777) is made 0755 by its owner, silently: older versions may still make it so
+ * while they run. One owned by another user, or writable by others and not ours to
+ * fix, is refused, with one line.
+ * 0 or an errno value.
+ */
+int check_pin_root(const char **why)
+{
+	if (mkdir(ALLOCINFO_BPF_DIR, 0755) == 0)
+		chmod(ALLOCINFO_BPF_DIR, 0755);	/* whatever the umask */
+	struct stat st;
+	if (lstat(ALLOCINFO_BPF_DIR, &st) != 0)
+		return errno;
+	static bool said;
+	if (!S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid())) {
+		*why = ALLOCINFO_BPF_DIR " is not a directory of root's or this user's";
+		if (!said)
+			log_message("%s (owner uid %u); no BPF store", *why, (unsigned)st.st_uid);
+		said = true;
+		return EPERM;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		if (st.st_uid != geteuid() || chmod(ALLOCINFO_BPF_DIR, 0755) != 0) {
+			*why = ALLOCINFO_BPF_DIR " is writable by other users";
+			if (!said)
+				log_message("%s (mode %04o); no BPF store", *why,
+					    (unsigned)(st.st_mode & 07777));
+			said = true;
+			return EPERM;
+		}
+	}
+	return 0;
+}
+
 /* Pins the maps under /sys/fs/bpf/allocinfo/<pid>/, replacing what an earlier
  * process of that pid left; 0 or an errno value, and *why a short reason. */
 int pin_maps(pid_t pid, const bpf_maps &m, char *dir, size_t len, const char **why)
@@ -331,14 +421,8 @@ int pin_maps(pid_t pid, const bpf_maps &m, char *dir, size_t len, const char **w
 		*why = "no BPF file system is mounted at /sys/fs/bpf";
 		return ENOENT;
 	}
-	/* Shared by every user's processes, like /dev/shm. */
-	if (mkdir(ALLOCINFO_BPF_DIR, 01777) == 0)
-		chmod(ALLOCINFO_BPF_DIR, 01777);
-	struct stat st;
-	if (lstat(ALLOCINFO_BPF_DIR, &st) != 0)
-		return errno;
-	if (!S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()))
-		return EPERM;	/* a directory we cannot trust with our pins */
+	if (int err = check_pin_root(why))
+		return err;
 	sweep_dead();
 	snprintf(dir, len, "%s/%d", ALLOCINFO_BPF_DIR, (int)pid);
 	remove_dir(dir);
@@ -378,216 +462,33 @@ int write_meta(const bpf_maps &m, pid_t pid, uint64_t start_time, const char *st
 	return bpfsys::map_update(m.meta, &key, &v);
 }
 
-void copy_field(char *dst, size_t size, const std::string &s)
-{
-	size_t n = std::min(s.size(), size - 1);
-	memcpy(dst, s.data(), n);
-	memset(dst + n, 0, size - n);
-}
-
-const char *store_string(uint32_t off)
-{
-	if (off == 0 || off >= g_store.hdr->strings_used)
-		return "";
-	return g_store.strings + off;
-}
-
-/* Writes slot's entry of the tags map, named as the readers name it (dynamic tags
- * unsymbolized). */
+/* Writes slot's entry of the tags map, named by the reader module; before the
+ * module is loaded (start-up), store_bpf_ready() writes every slot. */
 void put_tag(uint32_t slot)
 {
-	const allocinfo_store_tag &t = g_store.tags[slot];
-	tag_snapshot ts;
-	ts.slot = slot;
-	ts.flags = t.flags;
-	ts.line = t.line;
-	ts.addr = t.addr;
-	ts.file = store_string(t.file_off);
-	ts.func = store_string(t.func_off);
-	ts.module_path = store_string(t.module_off);
-	site_row r;
-	name_tag(ts, nullptr, r);
+	if (!g_bpf.module)
+		return;
 	allocinfo_bpf_tag v;
-	copy_field(v.file, sizeof(v.file), r.file);
-	v.line = r.line;
-	copy_field(v.func, sizeof(v.func), r.func);
-	copy_field(v.module, sizeof(v.module), r.module);
-	v.flags = t.flags;
+	g_bpf.module->bpf_name_tag(g_store.base, g_bpf.file_size, slot, &v);
 	bpfsys::map_update(g_bpf.maps.tags, &slot, &v);
 }
 
-/*
- * The BTF id of function `name` in the kernel's BTF, 0 if not found. libbpf would
- * parse the whole of /sys/kernel/btf/vmlinux into its own tables (several MiB, tens
- * of milliseconds) to find it; one pass over a mapping of the file is enough.
- */
-uint32_t kernel_func_id(const char *name)
+/* Loads the report iterator of the current maps through the reader module. */
+int load_iterator()
 {
-	int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	struct stat st;
-	size_t size = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size : 0;
-	char *data = nullptr;
-	bool mapped = false;
-	if (size) {
-		void *m = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (m != MAP_FAILED) {
-			data = static_cast<char *>(m);
-			mapped = true;
-		} else if ((data = static_cast<char *>(malloc(size)))) {
-			/* Older kernels cannot map it: read it. */
-			size_t done = 0;
-			ssize_t n;
-			while (done < size && (n = read(fd, data + done, size - done)) > 0)
-				done += (size_t)n;
-			size = done;
-		}
-	}
-	close(fd);
-	if (!data)
-		return 0;
-
-	uint32_t id = 0;
-	btf_header h;
-	if (size >= sizeof(h)) {
-		memcpy(&h, data, sizeof(h));
-		uint64_t types = (uint64_t)h.hdr_len + h.type_off, strs = (uint64_t)h.hdr_len + h.str_off;
-		if (h.magic == BTF_MAGIC && h.hdr_len >= sizeof(h) && types + h.type_len <= size &&
-		    strs + h.str_len <= size && h.str_len > 0 && data[strs + h.str_len - 1] == '\0') {
-			/* The name's offset among the (deduplicated) strings... */
-			uint32_t want = 0;
-			for (uint32_t off = 1; off < h.str_len && !want;) {
-				const char *str = data + strs + off;
-				if (strcmp(str, name) == 0)
-					want = off;
-				off += (uint32_t)strlen(str) + 1;
-			}
-			/* ...then the FUNC type with that name; ids count from 1. */
-			uint64_t p = types, end = types + h.type_len;
-			for (uint32_t n = 1; want && p + sizeof(btf_type) <= end; n++) {
-				btf_type t;
-				memcpy(&t, data + p, sizeof(t));
-				uint32_t kind = BTF_INFO_KIND(t.info), vlen = BTF_INFO_VLEN(t.info);
-				if (kind == BTF_KIND_FUNC && t.name_off == want) {
-					id = n;
-					break;
-				}
-				uint64_t extra;
-				switch (kind) {
-				case BTF_KIND_INT: case BTF_KIND_VAR: case BTF_KIND_DECL_TAG:
-					extra = 4;
-					break;
-				case BTF_KIND_ARRAY:
-					extra = 12;
-					break;
-				case BTF_KIND_STRUCT: case BTF_KIND_UNION: case BTF_KIND_DATASEC:
-				case BTF_KIND_ENUM64:
-					extra = 12ull * vlen;
-					break;
-				case BTF_KIND_ENUM: case BTF_KIND_FUNC_PROTO:
-					extra = 8ull * vlen;
-					break;
-				case BTF_KIND_PTR: case BTF_KIND_FWD: case BTF_KIND_TYPEDEF:
-				case BTF_KIND_VOLATILE: case BTF_KIND_CONST: case BTF_KIND_RESTRICT:
-				case BTF_KIND_FUNC: case BTF_KIND_FLOAT: case BTF_KIND_TYPE_TAG:
-					extra = 0;
-					break;
-				default:
-					want = 0;	/* a kind we cannot step over */
-					extra = 0;
-					break;
-				}
-				p += sizeof(btf_type) + extra;
-			}
-		}
-	}
-	if (mapped)
-		munmap(data, size);
-	else
-		free(data);
-	return id;
-}
-
-uint32_t g_iter_btf_id;
-int g_iter_handler;	/* libbpf's id for our section handler; 0 before registering */
-
-/*
- * libbpf's hook for section "allocinfo_iter", called just before the program is
- * loaded: it becomes an iterator attached to bpf_iter_ksym. libbpf (1.1) reads and
- * indexes the whole kernel BTF at load time for any program whose type is TRACING
- * when loading starts, even one whose attach id is known; so the program is
- * registered under another type and turned into TRACING here.
- */
-int prepare_iter_load(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long)
-{
-	if (g_iter_btf_id)
-		opts->attach_btf_id = g_iter_btf_id;
-	opts->expected_attach_type = BPF_TRACE_ITER;
-	return bpf_program__set_type(prog, BPF_PROG_TYPE_TRACING);
-}
-
-/*
- * Loads the iterator bound to the current maps and pins it; 0 or an errno value.
- * `cheap`: as prepare_iter_load() explains; else the program is TRACING from the
- * start and libbpf finds its attach point itself (slower, the way that must work
- * with any libbpf).
- */
-int load_iterator(bool cheap = true)
-{
-	if (!g_iter_btf_id)
-		g_iter_btf_id = kernel_func_id("bpf_iter_ksym");
-	libbpf_print_fn_t saved = libbpf_set_print(quiet_print);
-	if (!g_iter_handler) {
-		/* Registered once for good: libbpf 1.1 keeps a dangling pointer when its
-		 * last handler is unregistered. */
-		LIBBPF_OPTS(libbpf_prog_handler_opts, handler,
-			    .prog_prepare_load_fn = prepare_iter_load);
-		g_iter_handler = libbpf_register_prog_handler("allocinfo_iter",
-							      BPF_PROG_TYPE_SOCKET_FILTER,
-							      BPF_TRACE_ITER, &handler);
-	}
-	if (g_iter_handler < 0 || !g_iter_btf_id)
-		cheap = false;
-	int err = 0;
-	struct allocinfo_iter *skel = allocinfo_iter__open();
-	struct bpf_link *link = nullptr;
-	struct bpf_program *prog = skel ? skel->progs.allocinfo_report : nullptr;
+	if (!g_bpf.module || !g_bpf.module->bpf_load_iterator)
+		return ENOENT;
 	char path[128];
-	if (!skel) {
-		err = errno ? errno : ENOMEM;
-		goto out;
-	}
-	if (!cheap && (bpf_program__set_type(prog, BPF_PROG_TYPE_TRACING) != 0 ||
-		       bpf_program__set_expected_attach_type(prog, BPF_TRACE_ITER) != 0 ||
-		       bpf_program__set_attach_target(prog, 0, "ksym") != 0)) {
-		err = errno ? errno : ENOENT;
-		goto out;
-	}
-	skel->rodata->nr_cpus = g_bpf.nr_cpus;
-	skel->rodata->tag_capacity = g_bpf.capacity;
-	if (bpf_map__reuse_fd(skel->maps.counters, g_bpf.maps.counters) != 0 ||
-	    bpf_map__reuse_fd(skel->maps.tags, g_bpf.maps.tags) != 0 ||
-	    allocinfo_iter__load(skel) != 0) {
-		err = errno ? errno : EINVAL;
-		goto out;
-	}
-	link = bpf_program__attach_iter(prog, nullptr);
-	if (!link) {
-		err = errno ? errno : EINVAL;
-		goto out;
-	}
 	snprintf(path, sizeof(path), "%s/%s", g_bpf.dir, ALLOCINFO_BPF_ITER);
-	if (bpf_link__pin(link, path) != 0)
-		err = errno ? errno : EINVAL;
-	/* The pin holds the link, the link the program: nothing more to keep. */
-	bpf_link__destroy(link);
-out:
-	allocinfo_iter__destroy(skel);
-	libbpf_set_print(saved);
-	if (err && cheap)
-		return load_iterator(false);
-	return err;
+	allocinfo_bpf_iter_args a = { g_bpf.nr_cpus, g_bpf.capacity, g_bpf.maps.counters,
+				      g_bpf.maps.tags, path };
+	return g_bpf.module->bpf_load_iterator(&a);
+}
+
+/* What the meta map names as the store's file: its path, or the memfd's name. */
+const char *meta_store_name(const char *path)
+{
+	return path[0] ? path : "memfd:" ALLOCINFO_STORE_MEMFD_NAME;
 }
 
 /* ALLOCINFO_STORE=bpf and no BPF store: one line saying why. */
@@ -636,18 +537,19 @@ char *store_bpf_create(pid_t pid, uint32_t nr_cpus, bool loud, uint32_t *capacit
 	void *r = mmap(nullptr, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (r != MAP_FAILED) {
 		base = static_cast<char *>(r);
-		fd = store_open_shm(pid, file_size, g_store.path, sizeof(g_store.path));
+		fd = store_file_open(pid, file_size, g_store.path, sizeof(g_store.path));
 	}
 	if (fd < 0 ||
 	    mmap(base, file_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED ||
 	    mmap(base + file_size, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
 		 m.counters, 0) == MAP_FAILED ||
-	    write_meta(m, pid, process_start_time(pid), g_store.path) != 0) {
+	    write_meta(m, pid, process_start_time(pid), meta_store_name(g_store.path)) != 0) {
 		err = errno;
 		say("cannot map the BPF store", err);
 		if (fd >= 0) {
 			close(fd);
-			unlink(g_store.path);
+			if (g_store.path[0])
+				unlink(g_store.path);
 		}
 		g_store.path[0] = '\0';
 		if (base)
@@ -656,7 +558,8 @@ char *store_bpf_create(pid_t pid, uint32_t nr_cpus, bool loud, uint32_t *capacit
 		m.close_all();
 		return nullptr;
 	}
-	close(fd);
+	store_file_keep(fd, g_store.path);
+	m.place_tags_high();
 	g_bpf.maps = m;
 	g_bpf.active = true;
 	*capacity = cap;
@@ -670,7 +573,17 @@ void store_bpf_ready()
 		return;
 	busy_guard guard;
 	g_bpf.ready = true;
+	/* Off the start path: the reader module, then the tags published so far. */
+	g_bpf.module = reader_module();
+	if (g_bpf.module) {
+		registry_lock();
+		for (uint32_t slot = 0, n = g_store.hdr->nr_tags; slot < n; slot++)
+			if (g_store.tags[slot].flags & ALLOCINFO_TAGF_USED)
+				put_tag(slot);
+		registry_unlock();
+	}
 	int err = load_iterator();
+	g_bpf.maps.close_unneeded();
 	if (err && g_bpf.loud)
 		log_message("ALLOCINFO_STORE=bpf: cannot load the report iterator (%s)", strerror(err));
 }
@@ -722,20 +635,23 @@ bool store_bpf_fork_child()
 		return false;
 	}
 	char path[sizeof(g_store.path)];
-	int fd = store_open_shm(pid, g_bpf.file_size, path, sizeof(path));
+	int fd = store_file_open(pid, g_bpf.file_size, path, sizeof(path));
 	void *a = MAP_FAILED, *b = MAP_FAILED;
 	if (fd >= 0) {
 		a = mmap(nullptr, g_bpf.file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		close(fd);
 		b = mmap(nullptr, g_bpf.map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, m.counters, 0);
 	}
-	if (a == MAP_FAILED || b == MAP_FAILED || write_meta(m, pid, start_time, path) != 0) {
+	if (a == MAP_FAILED || b == MAP_FAILED ||
+	    write_meta(m, pid, start_time, meta_store_name(path)) != 0) {
 		if (a != MAP_FAILED)
 			munmap(a, g_bpf.file_size);
 		if (b != MAP_FAILED)
 			munmap(b, g_bpf.map_bytes);
-		if (fd >= 0)
-			unlink(path);
+		if (fd >= 0) {
+			close(fd);
+			if (path[0])
+				unlink(path);
+		}
 		remove_dir(dir);
 		m.close_all();
 		return false;
@@ -764,7 +680,9 @@ bool store_bpf_fork_child()
 		   g_store.counters) == MAP_FAILED) {
 		munmap(a, g_bpf.file_size);
 		munmap(b, g_bpf.map_bytes);
-		unlink(path);
+		close(fd);
+		if (path[0])
+			unlink(path);
 		remove_dir(dir);
 		m.close_all();
 		return false;
@@ -779,22 +697,35 @@ bool store_bpf_fork_child()
 		if (p != MAP_FAILED)
 			memcpy(p, a, g_bpf.file_size);
 		munmap(a, g_bpf.file_size);
-		unlink(path);
+		close(fd);
+		fd = -1;
+		if (path[0])
+			unlink(path);
 		path[0] = '\0';
+		store_file_drop_inherited();
 	}
+	if (fd >= 0)
+		store_file_keep_child(fd, path);
 
 	/* The tags map: the parent's entries, already named. */
-	for (uint32_t slot = 0; slot < nr; slot++) {
+	bool have_tags = holds_map(g_bpf.maps.tags, g_bpf.maps.tags_id);
+	for (uint32_t slot = 0; have_tags && slot < nr; slot++) {
 		allocinfo_bpf_tag v;
 		if (bpfsys::map_lookup(g_bpf.maps.tags, &slot, &v) == 0)
 			bpfsys::map_update(m.tags, &slot, &v);
 	}
+	/* The parent's descriptors, where the child still holds them. */
 	g_bpf.maps.close_all();
+	m.place_tags_high();
 	g_bpf.maps = m;
 	memcpy(g_bpf.dir, dir, sizeof(dir));
 	memcpy(g_store.path, path, sizeof(path));
 	/* Before the constructor has run, it will load the child's own. */
-	int err = g_bpf.ready ? load_iterator() : 0;
+	int err = 0;
+	if (g_bpf.ready) {
+		err = load_iterator();
+		g_bpf.maps.close_unneeded();
+	}
 	if (err && g_bpf.loud)
 		log_message("ALLOCINFO_STORE=bpf: cannot load the report iterator (%s)", strerror(err));
 	return true;

@@ -16,7 +16,8 @@ BENCH_PROGS = \
 	tests/benchmark/interp_tagged tests/benchmark/interp_plain \
 	tests/benchmark/phase_tagged tests/benchmark/phase_plain \
 	tests/benchmark/report_10 tests/benchmark/report_100 \
-	tests/benchmark/report_1000 tests/benchmark/report_10000
+	tests/benchmark/report_1000 tests/benchmark/report_10000 \
+	tests/benchmark/spawn
 BENCH_SITES = \
 	tests/benchmark/sites_10.c tests/benchmark/sites_100.c \
 	tests/benchmark/sites_1000.c tests/benchmark/sites_10000.c
@@ -115,9 +116,13 @@ tests/benchmark/sites_%.c: $(top_srcdir)/tests/benchmark/gen-sites.sh
 	$(AM_V_GEN)$(MKDIR_P) tests/benchmark && \
 	$(SHELL) $(top_srcdir)/tests/benchmark/gen-sites.sh $* > $@.tmp && mv $@.tmp $@
 
+# Process start and fork (process_cost.sh): a plain program; the library comes by
+# LD_PRELOAD.
+tests_benchmark_spawn_SOURCES = tests/benchmark/spawn.c
+
 CLEANFILES += $(BENCH_PROGS) $(BENCH_SITES) $(EXTRA_LTLIBRARIES)
 EXTRA_DIST += tests/benchmark/bench.sh tests/benchmark/gen-sites.sh \
-	tests/benchmark/bench_underneath.sh
+	tests/benchmark/bench_underneath.sh tests/benchmark/process_cost.sh
 
 # BENCH_FLAGS passes options to bench.sh (e.g. BENCH_FLAGS=--quick).
 bench: $(BENCH_PROGS) $(EXTRA_LTLIBRARIES) lib/liballocinfo.la
@@ -127,3 +132,5 @@ bench: $(BENCH_PROGS) $(EXTRA_LTLIBRARIES) lib/liballocinfo.la
 	$(SHELL) $(top_srcdir)/tests/benchmark/bench.sh $(BENCH_FLAGS)
 	top_builddir='$(abs_top_builddir)' \
 	$(SHELL) $(top_srcdir)/tests/benchmark/bench_underneath.sh $(BENCH_FLAGS)
+	top_builddir='$(abs_top_builddir)' \
+	$(SHELL) $(top_srcdir)/tests/benchmark/process_cost.sh $(BENCH_FLAGS)

@@ -135,6 +135,14 @@ tests_unit_test_process_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_process_LDADD = $(UNIT_LDADD) -lpthread
 tests_unit_test_process_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_dlopen tests/unit/test_process
+
+# fork after dlclose, from threads, from a call_rcu callback (the test's own liburcu-bp).
+check_PROGRAMS += tests/unit/test_fork
+tests_unit_test_fork_SOURCES = tests/unit/test_fork.c tests/unit/dl_util.h
+tests_unit_test_fork_CPPFLAGS = $(UNIT_CPPFLAGS) $(URCU_CFLAGS)
+tests_unit_test_fork_LDADD = $(UNIT_LDADD) $(URCU_LIBS) $(DL_LIBS) -lpthread
+tests_unit_test_fork_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/unit/test_fork
 endif
 
 if ENABLE_UNIT

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The interface between liballocinfo and liballocinfo-reader.so, the part of the
+ * library a process loads only when it needs it (dlopen): rendering its own report
+ * (allocinfo_print), and, for a BPF store, naming tags in the `tags` map and loading
+ * the report iterator. It holds everything that needs libstdc++, libdw, libelf, zlib
+ * or libbpf, so that liballocinfo itself depends on libc alone.
+ *
+ * The module exports one object, allocinfo__reader_v1, a table of entry points that
+ * carries its own size.
+ */
+#ifndef ALLOCINFO_READER_MODULE_H
+#define ALLOCINFO_READER_MODULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "store_bpf_format.h"
+
+/* What the module needs to load the report iterator of a BPF store. */
+struct allocinfo_bpf_iter_args {
+	uint32_t nr_cpus, tag_capacity;
+	int counters_fd, tags_fd;
+	const char *pin_path;	/* where the iterator's link is pinned */
+};
+
+struct allocinfo_reader_v1 {
+	uint32_t size;	/* sizeof(struct allocinfo_reader_v1) of the module's build */
+	/* Renders the store mapped at [store, store + size) (NULL: no store, an empty
+	 * report) as text to fd; the bytes written, or -1 with errno set (and, for a
+	 * store it cannot read, one "allocinfo:" line on stderr). */
+	ssize_t (*print_self)(int fd, const void *store, size_t size);
+	/* Names slot `slot` of the store at `store` by the readers' rules (caller tags
+	 * unsymbolized), for the BPF tags map. */
+	void (*bpf_name_tag)(const void *store, size_t size, uint32_t slot,
+			     struct allocinfo_bpf_tag *out);
+	/* Loads the report iterator bound to the maps and pins it; 0 or an errno
+	 * value. NULL in a build without BPF support. */
+	int (*bpf_load_iterator)(const struct allocinfo_bpf_iter_args *args);
+};
+
+#define ALLOCINFO_READER_SYMBOL "allocinfo__reader_v1"
+
+#endif

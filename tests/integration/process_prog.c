@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The subject of the tests of the library inside other people's processes (setuid
+ * programs, store life, descriptors). Built with the header. By MODE:
+ *   hold FIFO   allocate, print "PID\n" on stdout, then block opening FIFO for
+ *               reading until a writer opens it; exit 0 (a setuid-root copy runs
+ *               as another user: only the test, as root, releases it);
+ *   fds         allocate, then print the lowest free descriptor and the open
+ *               descriptors 0-31 as "lowest N open A B C...\n";
+ *   dup5        dup2(1, 5), allocate, fork; the child writes "child\n" to fd 5 and
+ *               exits 0; the parent waits and exits with the child's status;
+ *   children N  fork N children, one after another, each of which allocates and
+ *               then, in turn, calls _exit(0), is killed by SIGKILL, or execs
+ *               /bin/true; prints each child's pid, one a line.
+ */
+#include <allocinfo.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void *volatile keep;	/* out of the optimizer's reach */
+
+static int hold(const char *fifo)
+{
+	keep = malloc(100);
+	printf("%d\n", (int)getpid());
+	fflush(stdout);
+	int fd = open(fifo, O_RDONLY);
+	if (fd < 0) {
+		perror(fifo);
+		return 1;
+	}
+	close(fd);
+	free(keep);
+	return 0;
+}
+
+static int fds(void)
+{
+	keep = malloc(100);
+	int lowest = dup(0);
+	if (lowest >= 0)
+		close(lowest);
+	printf("lowest %d open", lowest);
+	for (int fd = 0; fd < 32; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			printf(" %d", fd);
+	printf("\n");
+	return 0;
+}
+
+static int dup5(void)
+{
+	if (dup2(1, 5) != 5) {
+		perror("dup2");
+		return 1;
+	}
+	keep = malloc(100);
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		return 1;
+	}
+	if (pid == 0) {
+		keep = malloc(50);
+		static const char msg[] = "child\n";
+		_exit(write(5, msg, sizeof(msg) - 1) == (ssize_t)sizeof(msg) - 1 ? 0 : 3);
+	}
+	int status;
+	if (waitpid(pid, &status, 0) != pid)
+		return 1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 2;
+}
+
+static int children(int n)
+{
+	keep = malloc(100);
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+		if (pid < 0) {
+			perror("fork");
+			return 1;
+		}
+		if (pid == 0) {
+			keep = malloc(10 + i % 50);
+			switch (i % 3) {
+			case 0:
+				_exit(0);
+			case 1:
+				raise(SIGKILL);
+				_exit(1);
+			default:
+				execl("/bin/true", "true", (char *)NULL);
+				_exit(127);
+			}
+		}
+		int status;
+		if (waitpid(pid, &status, 0) != pid)
+			return 1;
+		int ok = i % 3 == 1 ? WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL
+				    : WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		if (!ok) {
+			fprintf(stderr, "child %d (%d) ended with status %#x\n", i, (int)pid, status);
+			return 1;
+		}
+		printf("%d\n", (int)pid);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && strcmp(argv[1], "children") == 0)
+		return children(atoi(argv[2]));
+	if (argc == 3 && strcmp(argv[1], "hold") == 0)
+		return hold(argv[2]);
+	if (argc == 2 && strcmp(argv[1], "fds") == 0)
+		return fds();
+	if (argc == 2 && strcmp(argv[1], "dup5") == 0)
+		return dup5();
+	fprintf(stderr, "usage: process_prog hold FIFO | fds | dup5 | children N\n");
+	return 2;
+}

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fork() in the awkward places: after an instrumented library with live memory was
+ * dlclose'd, from several threads at once, and from inside a liburcu call_rcu
+ * callback. Each child must come alive (no lock inherited held), count exactly from
+ * the parent's figures, and exit; a child that hangs is killed by its alarm and the
+ * test fails.
+ */
+#include <allocinfo.h>
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <urcu/urcu-bp.h>
+
+#include <cmocka.h>
+
+#include "dl_util.h"
+#include "site_report.h"
+
+#define CHILD_SECONDS 10
+
+static int child_line;
+
+/* In a child: a fresh site counts exactly, and the plugin's unloaded tag (when given)
+ * still shows the parent's live bytes. Returns the exit status: 0 when right. */
+static int child_checks(int plugin_line, long long plugin_bytes)
+{
+	alarm(CHILD_SECONDS);
+	if (plugin_line) {
+		struct site_counts c = site_lookup("plugin.c", plugin_line, "plugin_alloc");
+		if (!c.found || !c.unloaded || c.bytes != plugin_bytes || c.calls != 2)
+			return 10;
+	}
+	child_line = __LINE__ + 1;
+	void *mine = malloc(77);
+	struct site_counts c = site_lookup(__FILE__, child_line, "child_checks");
+	if (c.bytes != 77 || c.calls != 1)
+		return 11;
+	free(mine);
+	c = site_lookup(__FILE__, child_line, "child_checks");
+	return c.bytes == 0 && c.calls == 0 ? 0 : 12;
+}
+
+/* Waits for pid; its exit status, 100 + signal, or 99 when it hung (inside fork,
+ * before its own alarm): then it is killed. */
+static int reap(pid_t pid)
+{
+	struct timespec tick = { 0, 5 * 1000 * 1000 };
+	for (int i = 0; i < CHILD_SECONDS * 200; i++) {
+		int status;
+		pid_t r = waitpid(pid, &status, WNOHANG);
+		if (r == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+		if (r < 0)
+			return -1;
+		nanosleep(&tick, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return 99;
+}
+
+static void test_fork_after_dlclose(void **state)
+{
+	(void)state;
+	struct plugin pl;
+	if (plugin_open(&pl) != 0)
+		fail_msg("cannot load the plugin");
+	void *a = pl.alloc(300), *b = pl.alloc(33);
+	int line = pl.malloc_line;
+	assert_int_equal(dlclose(pl.handle), 0);	/* its module record goes to RCU */
+	for (int round = 0; round < 3; round++) {
+		pid_t pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0)
+			_exit(child_checks(line, 333));
+		assert_int_equal(reap(pid), 0);
+	}
+	free(a);
+	free(b);
+	assert_false(site_lookup("plugin.c", line, "plugin_alloc").found);
+}
+
+/* ---- forks from several threads at once ------------------------------------------- */
+
+#define FORKERS 4
+#define FORKS_EACH 10
+
+static void *forker(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < FORKS_EACH; i++) {
+		void *p = malloc(64 + i);
+		pid_t pid = fork();
+		if (pid < 0)
+			return (void *)(intptr_t)-1;
+		if (pid == 0)
+			_exit(child_checks(0, 0));
+		free(p);
+		int rc = reap(pid);
+		if (rc != 0)
+			return (void *)(intptr_t)rc;
+	}
+	return NULL;
+}
+
+static void test_fork_from_threads(void **state)
+{
+	(void)state;
+	pthread_t t[FORKERS];
+	for (int i = 0; i < FORKERS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, forker, NULL), 0);
+	for (int i = 0; i < FORKERS; i++) {
+		void *rc;
+		assert_int_equal(pthread_join(t[i], &rc), 0);
+		assert_int_equal((intptr_t)rc, 0);
+	}
+}
+
+/* ---- fork from a call_rcu callback ------------------------------------------------- */
+
+static struct rcu_head g_head;
+static int g_callback_result = -1;	/* atomic; -1 until the callback has run */
+
+static void fork_in_callback(struct rcu_head *head)
+{
+	(void)head;
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(child_checks(0, 0));
+	__atomic_store_n(&g_callback_result, pid < 0 ? -2 : reap(pid), __ATOMIC_RELEASE);
+}
+
+static void test_fork_from_call_rcu(void **state)
+{
+	(void)state;
+	urcu_bp_call_rcu(&g_head, fork_in_callback);
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	for (int i = 0; i < CHILD_SECONDS * 100; i++) {
+		if (__atomic_load_n(&g_callback_result, __ATOMIC_ACQUIRE) != -1)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	int rc = __atomic_load_n(&g_callback_result, __ATOMIC_ACQUIRE);
+	if (rc == -1) {
+		/* The call_rcu thread is stuck in fork: nothing can end it cleanly. */
+		fprintf(stderr, "fork from a call_rcu callback hung\n");
+		_exit(1);
+	}
+	assert_int_equal(rc, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fork_after_dlclose),
+		cmocka_unit_test(test_fork_from_threads),
+		cmocka_unit_test(test_fork_from_call_rcu),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
