@@ -360,8 +360,13 @@ std::vector<site_row> merged_rows(const std::vector<store_entry> &entries, symbo
 				  bool keep_pid)
 {
 	site_table table(&sym, keep_pid);
-	for (const store_entry &e : entries)
+	table.set_naming_budget(NAMING_BUDGET_MS);
+	for (const store_entry &e : entries) {
 		table.add(e.snap, e.comm);
+		if (table.unnamed_for_time())
+			fprintf(stderr, "%s: %s: %s\n", PROG, e.path.c_str(),
+				naming_budget_reason(table.unnamed_for_time()).c_str());
+	}
 	return table.rows();
 }
 

@@ -62,6 +62,17 @@ void reports::scan()
 		log_msg(LOG_INFO, "removed BPF pins of a dead process: %s", s.c_str());
 }
 
+void reports::add_store(allocinfo::site_table &table, const store_entry &e,
+			const std::string &comm, std::vector<uint32_t> *memo)
+{
+	table.set_naming_budget(allocinfo::NAMING_BUDGET_MS);
+	table.add(e.snap, comm, memo);
+	if (table.unnamed_for_time())
+		naming_problems_[e.path] = allocinfo::naming_budget_reason(table.unnamed_for_time());
+	else
+		naming_problems_.erase(e.path);
+}
+
 void reports::combined(std::string &out)
 {
 	std::lock_guard<std::mutex> lock(mu_);
@@ -80,7 +91,7 @@ void reports::combined(std::string &out)
 			m.tags_id = e.snap.tags_id;
 			m.rows.clear();
 		}
-		combined_.add(e.snap, std::string(), &m.rows);
+		add_store(combined_, e, std::string(), &m.rows);
 	}
 	/* Forget the processes gone (current_.live is sorted by pid). */
 	for (auto it = memos_.begin(); it != memos_.end();) {
@@ -101,7 +112,7 @@ bool reports::process(int pid, std::string &out)
 	if (!allocinfo::read_pid_store(pid, e, why))
 		return false;
 	allocinfo::site_table table(&sym_, false);
-	table.add(e.snap);
+	add_store(table, e, std::string());
 	allocinfo::render_text(out, table.rows());
 	return true;
 }
@@ -131,7 +142,7 @@ void reports::metrics(std::string &out)
 			const char *slash = strrchr(e.snap.exe.c_str(), '/');
 			comm = slash ? slash + 1 : e.snap.exe;
 		}
-		table.add(e.snap, comm);
+		add_store(table, e, comm);
 	}
 	allocinfo::render_prometheus(out, table.rows());
 }
@@ -144,6 +155,17 @@ void reports::problems(std::string &out)
 	for (const std::string &p : current_.problems) {
 		out += p;
 		out += '\n';
+	}
+	/* Stores named by an earlier report, while they live. */
+	for (auto it = naming_problems_.begin(); it != naming_problems_.end();) {
+		bool live = std::any_of(current_.live.begin(), current_.live.end(),
+					[&](const store_entry &e) { return e.path == it->first; });
+		if (!live) {
+			it = naming_problems_.erase(it);
+			continue;
+		}
+		out += it->first + ": " + it->second + "\n";
+		++it;
 	}
 }
 

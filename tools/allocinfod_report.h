@@ -18,6 +18,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -48,10 +49,17 @@ public:
 private:
 	/* Rescans the store directory into current_ (with mu_ held). */
 	void scan();
+	/* Adds a store to a table within the naming budget; a store that spent it is
+	 * named in naming_problems_ (with mu_ held). */
+	void add_store(allocinfo::site_table &table, const allocinfo::store_entry &e,
+		       const std::string &comm, std::vector<uint32_t> *memo = nullptr);
 
 	std::mutex mu_;			/* protects everything below; serialises scans */
 	allocinfo::symbolizer sym_;
 	std::set<std::string> logged_;	/* problems already logged and still present */
+	/* Stores whose caller tags the last reports could not all name in time, by
+	 * path: listed in the problems file until a report names them all. */
+	std::map<std::string, std::string> naming_problems_;
 	time_t sym_age_ = 0;
 	/* The last scan: the next one reuses the tags of its stores that did not change. */
 	allocinfo::scan_result current_;

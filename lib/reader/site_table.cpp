@@ -3,6 +3,7 @@
 #include "site_table.h"
 
 #include <string.h>
+#include <time.h>
 
 #include <algorithm>
 #include <functional>
@@ -19,7 +20,20 @@ size_t mix(size_t h, uint64_t v)
 	return h;
 }
 
+uint64_t monotonic_ns()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 } /* namespace */
+
+std::string naming_budget_reason(size_t unnamed)
+{
+	return "naming its caller tags took over " + std::to_string(NAMING_BUDGET_MS) +
+	       " ms: " + std::to_string(unnamed) + " shown unnamed";
+}
 
 bool site_table::raw_key::operator==(const raw_key &o) const
 {
@@ -109,9 +123,18 @@ uint32_t site_table::row_for(const row_key &k)
 	return r.first->second;
 }
 
-/* The row a tag adds to; a site seen for the first time is given one. */
-uint32_t site_table::row_of(const tag_snapshot &t, int pid)
+/* Whether the add() under way has spent its naming budget. */
+bool site_table::out_of_time()
 {
+	return deadline_ns_ && monotonic_ns() > deadline_ns_;
+}
+
+/* The row a tag adds to; a site seen for the first time is given one. *keep is
+ * false for a row that must not be remembered for the tag (named for want of time
+ * in the unnamed form). */
+uint32_t site_table::row_of(const tag_snapshot &t, int pid, bool *keep)
+{
+	*keep = true;
 	bool unloaded = (t.flags & ALLOCINFO_TAGF_UNLOADED) != 0;
 	uint32_t module = name_at(t.module_path, 0);
 	if (!(t.flags & ALLOCINFO_TAGF_DYNAMIC)) {
@@ -128,11 +151,18 @@ uint32_t site_table::row_of(const tag_snapshot &t, int pid)
 	if (found != raw_rows_.end())
 		return found->second;
 	site_row named;
-	name_tag(t, sym_, named);
+	if (sym_ && out_of_time()) {
+		name_tag(t, nullptr, named);
+		*keep = false;
+		unnamed_++;
+	} else {
+		name_tag(t, sym_, named);
+	}
 	row_key rk = {intern(named.module), intern(named.file), intern(named.func), named.line,
 		      unloaded, pid};
 	uint32_t id = row_for(rk);
-	raw_rows_.emplace(k, id);
+	if (*keep)
+		raw_rows_.emplace(k, id);
 	return id;
 }
 
@@ -146,15 +176,21 @@ void site_table::add(const store_snapshot &s, const std::string &comm,
 	if (memo && memo->size() != s.tags.size())
 		memo->assign(s.tags.size(), NONE);
 	int pid = keep_pid_ ? s.pid : 0;
+	unnamed_ = 0;
+	deadline_ns_ = budget_ns_ ? monotonic_ns() + budget_ns_ : 0;
 	for (size_t i = 0; i < s.tags.size(); i++) {
 		const tag_snapshot &t = s.tags[i];
 		if (!tag_listed(t))
 			continue;	/* and not named: an idle caller tag may never be */
 		uint32_t id;
-		if (!memo)
-			id = row_of(t, pid);
-		else if ((id = (*memo)[i]) == NONE)
-			id = (*memo)[i] = row_of(t, pid);
+		bool keep;
+		if (!memo) {
+			id = row_of(t, pid, &keep);
+		} else if ((id = (*memo)[i]) == NONE) {
+			id = row_of(t, pid, &keep);
+			if (keep)
+				(*memo)[i] = id;
+		}
 		row &r = rows_[id];
 		if (r.report != report_) {
 			r.report = report_;

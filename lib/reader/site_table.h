@@ -31,6 +31,12 @@ namespace allocinfo {
 
 class symbolizer;
 
+/* What naming one store's caller tags may cost a reader (site_table's budget). */
+constexpr uint64_t NAMING_BUDGET_MS = 1000;
+
+/* The problem line's reason for a store whose naming ran out of time. */
+std::string naming_budget_reason(size_t unnamed);
+
 class site_table {
 public:
 	/* sym names caller tags (may be null: "??:0 ... func:0xADDR"). keep_pid: rows
@@ -52,6 +58,16 @@ public:
 	 */
 	void add(const store_snapshot &s, const std::string &comm = std::string(),
 		 std::vector<uint32_t> *memo = nullptr);
+
+	/*
+	 * A time budget for naming the caller tags of one snapshot (one store): once
+	 * add() has spent it, the snapshot's remaining caller tags get the unnamed form
+	 * ("??:0 ... func:0xADDR") and are not remembered, so that a later add() names
+	 * them (the symbolizer keeps what it found). 0, the default, is no budget.
+	 */
+	void set_naming_budget(uint64_t ms) { budget_ns_ = ms * 1000000; }
+	/* The caller tags that the last add() left unnamed for want of time. */
+	size_t unnamed_for_time() const { return unnamed_; }
 
 	/* The rows added since the table was made or clear_sums() called, merged and
 	 * sorted as merge_rows() returns them. */
@@ -103,7 +119,8 @@ private:
 	uint32_t name_at(std::string_view s, unsigned field);
 	uint32_t printed(uint32_t name, bool module);
 	uint32_t row_for(const row_key &k);
-	uint32_t row_of(const tag_snapshot &t, int pid);
+	uint32_t row_of(const tag_snapshot &t, int pid, bool *keep);
+	bool out_of_time();
 
 	symbolizer *sym_;
 	bool keep_pid_;
@@ -123,6 +140,9 @@ private:
 	std::unordered_map<row_key, uint32_t, key_hash> row_ids_;
 	std::vector<row> rows_;
 	uint64_t report_ = 1;
+	uint64_t budget_ns_ = 0;
+	uint64_t deadline_ns_ = 0;	/* of the add() under way; 0: none */
+	size_t unnamed_ = 0;
 	std::vector<uint32_t> reported_;	/* rows of the current report */
 };
 

@@ -19,9 +19,14 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <errno.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
+
+#include "safe_open.h"
 
 namespace allocinfo {
 
@@ -32,44 +37,155 @@ namespace {
 constexpr size_t max_modules = 64;
 constexpr size_t max_results = 65536;
 
-/* Reporting the ELF ourselves, libdwfl never has to look for one. */
+/* Reporting the ELF ourselves (an open descriptor), libdwfl never has to look for one. */
 int find_elf_none(Dwfl_Module *, void **, const char *, Dwarf_Addr, char **, Elf **)
 {
 	return -1;
 }
 
-/* The standard search, except that it is skipped entirely when debuginfod is
- * configured: a lookup must not wait on the network. */
-int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
-			 Dwarf_Addr base, const char *file_name, const char *debuglink_file,
-			 GElf_Word debuglink_crc, char **debuginfo_file_name)
+const char DEBUG_ROOT[] = "/usr/lib/debug";
+
+/* Whether the separate debug file open at fd belongs to mod: the same build-id
+ * when mod has one, else the CRC that its .gnu_debuglink gives. */
+bool debug_file_matches(Dwfl_Module *mod, int fd, GElf_Word crc, bool have_crc)
+{
+	const unsigned char *want = nullptr;
+	GElf_Addr vaddr;
+	int want_len = dwfl_module_build_id(mod, &want, &vaddr);
+	if (want_len > 0) {
+		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+		if (!elf)
+			return false;
+		const void *id = nullptr;
+		ssize_t len = dwelf_elf_gnu_build_id(elf, &id);
+		bool same = len == want_len && memcmp(id, want, (size_t)len) == 0;
+		elf_end(elf);
+		return same;
+	}
+	if (!have_crc)
+		return false;
+	uLong sum = crc32(0, Z_NULL, 0);
+	unsigned char buf[65536];
+	off_t off = 0;
+	for (;;) {
+		ssize_t n = pread(fd, buf, sizeof(buf), off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return false;
+		if (n == 0)
+			break;
+		sum = crc32(sum, buf, (uInt)n);
+		off += n;
+	}
+	return (GElf_Word)sum == crc;
+}
+
+/* Tries one candidate path for mod's separate debug file; its descriptor or -1. */
+int try_debug_file(Dwfl_Module *mod, const std::string &path, GElf_Word crc, bool have_crc,
+		   char **found)
+{
+	struct stat st;
+	int fd = open_regular(path.c_str(), &st);
+	if (fd < 0)
+		return -1;
+	if (!debug_file_matches(mod, fd, crc, have_crc)) {
+		close(fd);
+		return -1;
+	}
+	*found = strdup(path.c_str());
+	if (!*found) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * libdwfl's standard search for a separate debug file (build-id under
+ * /usr/lib/debug/.build-id, then the .gnu_debuglink name next to the object, in its
+ * .debug directory and under /usr/lib/debug), with every file opened the way of
+ * safe_open.h: a store names the object, so the object's owner chooses these paths,
+ * and dwfl_standard_find_debuginfo would open a FIFO there and wait forever. Skipped
+ * entirely when debuginfod is configured: a lookup must not wait on the network.
+ */
+int find_debuginfo_safe(Dwfl_Module *mod, void **, const char *, Dwarf_Addr,
+			const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			char **debuginfo_file_name)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
 	if (urls && *urls)
 		return -1;
-	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-					    debuglink_file, debuglink_crc, debuginfo_file_name);
+	*debuginfo_file_name = nullptr;
+
+	const unsigned char *id = nullptr;
+	GElf_Addr vaddr;
+	int id_len = dwfl_module_build_id(mod, &id, &vaddr);
+	if (id_len > 1 && id_len <= 64) {
+		static const char hex[] = "0123456789abcdef";
+		std::string path = std::string(DEBUG_ROOT) + "/.build-id/";
+		for (int i = 0; i < id_len; i++) {
+			path += hex[id[i] >> 4];
+			path += hex[id[i] & 15];
+			if (i == 0)
+				path += '/';
+		}
+		path += ".debug";
+		int fd = try_debug_file(mod, path, debuglink_crc, false, debuginfo_file_name);
+		if (fd >= 0)
+			return fd;
+	}
+
+	if (!debuglink_file || !*debuglink_file || !file_name || !*file_name)
+		return -1;
+	std::string link = debuglink_file;
+	std::vector<std::string> candidates;
+	if (link[0] == '/') {
+		candidates.push_back(link);
+	} else {
+		std::string file = file_name;
+		size_t slash = file.rfind('/');
+		std::string dir = slash == std::string::npos ? "." : file.substr(0, slash);
+		std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
+		if (link != base)	/* the object itself is not its own debug file */
+			candidates.push_back(dir + "/" + link);
+		candidates.push_back(dir + "/.debug/" + link);
+		if (dir[0] == '/')
+			candidates.push_back(std::string(DEBUG_ROOT) + dir + "/" + link);
+	}
+	for (const std::string &c : candidates) {
+		int fd = try_debug_file(mod, c, debuglink_crc, true, debuginfo_file_name);
+		if (fd >= 0)
+			return fd;
+	}
+	return -1;
 }
 
 char *debuginfo_path = nullptr; /* null: the default search path */
 
 const Dwfl_Callbacks offline_callbacks = {
 	find_elf_none,
-	find_debuginfo_local,
+	find_debuginfo_safe,
 	dwfl_offline_section_address,
 	&debuginfo_path,
 };
 
-/* Base 0 and no p_vaddr added: module addresses are link-time vaddrs (up to the
- * bias that lookups add back, non-zero only when the first PT_LOAD is not at 0). */
-Dwfl *open_module(const char *path, Dwfl_Module **modp)
+/* The object at path, open at fd (which libdwfl owns from now on, or which is
+ * closed here). Base 0 and no p_vaddr added: module addresses are link-time vaddrs
+ * (up to the bias that lookups add back, non-zero only when the first PT_LOAD is
+ * not at 0). */
+Dwfl *open_module(const char *path, int fd, Dwfl_Module **modp)
 {
 	*modp = nullptr;
 	Dwfl *dwfl = dwfl_begin(&offline_callbacks);
-	if (!dwfl)
+	if (!dwfl) {
+		close(fd);
 		return nullptr;
+	}
 	dwfl_report_begin(dwfl);
-	Dwfl_Module *mod = dwfl_report_elf(dwfl, path, path, -1, 0, false);
+	Dwfl_Module *mod = dwfl_report_elf(dwfl, path, path, fd, 0, false);
+	if (!mod)
+		close(fd);	/* not taken when the report fails */
 	if (dwfl_report_end(dwfl, nullptr, nullptr) != 0 || !mod) {
 		dwfl_end(dwfl);
 		return nullptr;
@@ -419,12 +535,15 @@ struct symbolizer::state {
 		       m.mtime.tv_sec == sb.st_mtim.tv_sec && m.mtime.tv_nsec == sb.st_mtim.tv_nsec;
 	}
 
-	open_file &get(const std::string &path, const struct stat &sb)
+	/* The object at path, open at fd (taken: kept or closed). */
+	open_file &get(const std::string &path, const struct stat &sb, int fd)
 	{
 		auto it = modules.find(path);
 		if (it != modules.end()) {
-			if (same_file(it->second, sb))
+			if (same_file(it->second, sb)) {
+				close(fd);
 				return it->second;
+			}
 			/* Rebuilt: its old answers are keyed by the old gen and never hit. */
 			if (it->second.dwfl)
 				dwfl_end(it->second.dwfl);
@@ -438,7 +557,7 @@ struct symbolizer::state {
 		m.size = sb.st_size;
 		m.mtime = sb.st_mtim;
 		m.gen = next_gen++;
-		m.dwfl = open_module(path.c_str(), &m.mod);
+		m.dwfl = open_module(path.c_str(), fd, &m.mod);
 		return modules.emplace(path, m).first->second;
 	}
 };
@@ -456,9 +575,10 @@ bool symbolizer::lookup(const std::string &path, uint64_t vaddr, bool is_return_
 	out.line = 0;
 	out.func = hex;
 
-	/* Only regular files: opening a FIFO or a device could block or have effects. */
+	/* Only regular files, opened without blocking (safe_open.h). */
 	struct stat sb;
-	if (path.empty() || stat(path.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode))
+	int fd = path.empty() ? -1 : open_regular(path.c_str(), &sb);
+	if (fd < 0)
 		return false;
 
 	std::lock_guard<std::mutex> guard(st_->lock);
@@ -467,11 +587,12 @@ bool symbolizer::lookup(const std::string &path, uint64_t vaddr, bool is_return_
 		pkey = state::persistent_key(sb, vaddr, is_return_address);
 		auto hit = st_->persistent.find(pkey);
 		if (hit != st_->persistent.end()) {
+			close(fd);
 			out = hit->second.loc;
 			return hit->second.found;
 		}
 	}
-	open_file &m = st_->get(path, sb);
+	open_file &m = st_->get(path, sb, fd);
 	if (!m.mod)
 		return false;
 	state::key k = {m.gen, vaddr, is_return_address};

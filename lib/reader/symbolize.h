@@ -20,10 +20,15 @@
  *    shows the user's line. The walk stops at the first location outside
  *    /usr/include/, or at an out-of-line function, whose location is then kept.
  *
- * Separate debug files are found the standard way (build-id, .gnu_debuglink),
- * except that when DEBUGINFOD_URLS is set no separate file is looked for at all:
- * the lookup would otherwise wait on the network, possibly inside the profiled
- * process. Objects without DWARF then fall back to their symbol table.
+ * Separate debug files are found where libdwfl's standard search looks (build-id
+ * under /usr/lib/debug/.build-id, the .gnu_debuglink name next to the object, in
+ * its .debug directory and under /usr/lib/debug), by a search of our own: the paths
+ * come from an object that a store names, so every file, the object included, is
+ * opened as safe_open.h says (a regular file, without blocking), and a debug file
+ * is used only when its build-id (or debug link CRC) matches. When DEBUGINFOD_URLS
+ * is set no separate file is looked for at all: the lookup would otherwise wait on
+ * the network, possibly inside the profiled process. Objects without DWARF then
+ * fall back to their symbol table.
  *
  * Bad input (missing or non-regular file, not ELF, truncated, address outside the
  * object) gives the unknown forms. Files are re-opened when their device, inode,

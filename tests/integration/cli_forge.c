@@ -8,7 +8,13 @@
  * read from /proc) with two tags:
  *   forged.c:7 [forged.so] func:forged          4096 bytes, 2 calls (over 2 CPUs)
  *   "evil\nname.c":1 [forged.so] "func x 1 y"    3 bytes, 1 call
- * Every other KIND is the good store with one thing broken (see kinds[] below).
+ * Every other KIND is the good store with one thing broken (see kinds[] below),
+ * but for
+ *
+ *   cli_forge callers PATH PID N MODULE...
+ *
+ * a valid store of N caller tags, tag i at address 0x1000 + 16 * i in the i-th
+ * MODULE (cycling through them), each holding 1 byte in 1 allocation.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -124,11 +130,75 @@ static void build_good(int pid)
 	h->strings_used = strings_used;
 }
 
+/* The store of "callers": the header of the good one, sized for n tags. */
+static int forge_callers(const char *path, int pid, uint32_t n, char **modules, int nmod)
+{
+	const uint32_t cap = n + 2, cpus = 2;
+	uint64_t strings_cap = 4096;
+	for (int m = 0; m < nmod; m++)
+		strings_cap += strlen(modules[m]) + 1;
+	uint64_t tags_off = 256, strings_off = tags_off + (uint64_t)cap * 32;
+	uint64_t counters_off = (strings_off + strings_cap + 63) & ~63ull;
+	uint64_t stride = (uint64_t)cap * 16, total = counters_off + cpus * stride;
+	unsigned char *buf = calloc(1, total);
+	if (!buf)
+		return 1;
+
+	build_good(pid);	/* for its header and exe string */
+	memcpy(buf, store, sizeof(struct allocinfo_store_header));
+	struct allocinfo_store_header *h = (struct allocinfo_store_header *)buf;
+	h->total_size = total;
+	h->tag_capacity = cap;
+	h->nr_tags = cap;
+	h->tags_offset = tags_off;
+	h->strings_offset = strings_off;
+	h->strings_capacity = strings_cap;
+	h->counters_offset = counters_off;
+	h->cpu_stride = stride;
+	h->nr_cpus = cpus;
+
+	char *strings = (char *)buf + strings_off;
+	uint64_t used = 1;
+	const char *exe = (const char *)store + STRINGS_OFF + h->exe_off;
+	if (h->exe_off) {
+		memcpy(strings + used, exe, strlen(exe) + 1);
+		h->exe_off = (uint32_t)used;
+		used += strlen(exe) + 1;
+	}
+	uint32_t *mod_off = calloc((size_t)nmod, sizeof(*mod_off));
+	for (int m = 0; m < nmod; m++) {
+		mod_off[m] = (uint32_t)used;
+		memcpy(strings + used, modules[m], strlen(modules[m]) + 1);
+		used += strlen(modules[m]) + 1;
+	}
+	h->strings_used = used;
+	for (uint32_t i = 0; i < n; i++) {
+		struct allocinfo_store_tag *t =
+			(struct allocinfo_store_tag *)(buf + tags_off + (i + 2) * 32ull);
+		t->flags = ALLOCINFO_TAGF_USED | ALLOCINFO_TAGF_DYNAMIC;
+		t->module_off = mod_off[i % (uint32_t)nmod];
+		t->addr = 0x1000 + 16ull * i;
+		struct allocinfo_counter *c =
+			(struct allocinfo_counter *)(buf + counters_off + (i + 2) * 16ull);
+		c->bytes = 1;
+		c->calls = 1;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, buf, total) != (ssize_t)total || close(fd) != 0) {
+		fprintf(stderr, "cli_forge: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct allocinfo_store_header *h = (struct allocinfo_store_header *)store;
 	size_t size = TOTAL;
 
+	if (argc >= 6 && !strcmp(argv[1], "callers"))
+		return forge_callers(argv[2], atoi(argv[3]), (uint32_t)atoi(argv[4]), argv + 5,
+				     argc - 5);
 	if (argc != 4) {
 		fprintf(stderr, "usage: cli_forge KIND PATH PID\n");
 		return 2;
