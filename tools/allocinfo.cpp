@@ -352,6 +352,10 @@ bool collect(const options &o, std::vector<store_entry> &entries)
 			fprintf(stderr, "%s: %s\n", PROG, p.c_str());
 		entries = std::move(res.live);
 	}
+	for (const store_entry &e : entries)
+		if (e.snap.negative_tags)
+			fprintf(stderr, "%s: %s: %s\n", PROG, e.path.c_str(),
+				negative_tags_reason(e.snap.negative_tags).c_str());
 	return true;
 }
 

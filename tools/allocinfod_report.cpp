@@ -41,6 +41,10 @@ void reports::scan()
 	allocinfo::scan_stores(next, true, &current_);
 	current_ = std::move(next);
 	scan_result &res = current_;
+	for (const store_entry &e : res.live)
+		if (e.snap.negative_tags)
+			res.problems.push_back(e.path + ": " +
+					       allocinfo::negative_tags_reason(e.snap.negative_tags));
 	/* BPF stores leave pinned maps behind too (contract 1.5). The pins are the
 	 * machine's, not the store directory's: only the daemon of the default
 	 * directory collects them, not one serving a private directory (a test's). */

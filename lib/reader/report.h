@@ -29,6 +29,7 @@ struct site_row {
 	int64_t calls = 0;	/* live allocations */
 	bool unloaded = false;	/* its object was dlclose'd: token " unloaded:yes" */
 	bool inaccurate = false;/* token " accurate:no" */
+	std::string user;	/* the user of its processes, "" for root: " user:NAME" */
 	int pid = 0;		/* 0 when rows of several processes were summed */
 	std::string comm;	/* process name (prometheus/json labels), may be empty */
 };

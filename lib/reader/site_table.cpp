@@ -37,19 +37,21 @@ std::string naming_budget_reason(size_t unnamed)
 
 bool site_table::raw_key::operator==(const raw_key &o) const
 {
-	return unloaded == o.unloaded && module == o.module && addr == o.addr && pid == o.pid;
+	return unloaded == o.unloaded && module == o.module && addr == o.addr &&
+	       owner == o.owner && pid == o.pid;
 }
 
 bool site_table::row_key::operator==(const row_key &o) const
 {
 	return module == o.module && file == o.file && func == o.func && line == o.line &&
-	       unloaded == o.unloaded && pid == o.pid;
+	       unloaded == o.unloaded && user == o.user && pid == o.pid;
 }
 
 size_t site_table::key_hash::operator()(const raw_key &k) const
 {
 	size_t h = mix(k.unloaded, k.module);
 	h = mix(h, k.addr);
+	h = mix(h, k.owner);
 	return mix(h, (uint32_t)k.pid);
 }
 
@@ -59,6 +61,7 @@ size_t site_table::key_hash::operator()(const row_key &k) const
 	h = mix(h, k.func);
 	h = mix(h, k.line);
 	h = mix(h, k.unloaded);
+	h = mix(h, k.user);
 	return mix(h, (uint32_t)k.pid);
 }
 
@@ -141,12 +144,12 @@ uint32_t site_table::row_of(const tag_snapshot &t, int pid, bool *keep)
 		/* A static tag prints as its names do, each made printable once. */
 		uint32_t file = name_at(t.file, 1), func = name_at(t.func, 2);
 		row_key rk = {printed(module, true), printed(file, false), printed(func, false),
-			      t.line, unloaded, pid};
+			      t.line, unloaded, user_, pid};
 		return row_for(rk);
 	}
 
-	/* A caller tag is named from its module and address, once. */
-	raw_key k = {unloaded, module, t.addr, pid};
+	/* A caller tag is named from its module and address, once per owner. */
+	raw_key k = {unloaded, module, t.addr, owner_key_, pid};
 	auto found = raw_rows_.find(k);
 	if (found != raw_rows_.end())
 		return found->second;
@@ -156,10 +159,10 @@ uint32_t site_table::row_of(const tag_snapshot &t, int pid, bool *keep)
 		*keep = false;
 		unnamed_++;
 	} else {
-		name_tag(t, sym_, named);
+		name_tag(t, sym_, named, owner_);
 	}
 	row_key rk = {intern(named.module), intern(named.file), intern(named.func), named.line,
-		      unloaded, pid};
+		      unloaded, user_, pid};
 	uint32_t id = row_for(rk);
 	if (*keep)
 		raw_rows_.emplace(k, id);
@@ -176,6 +179,9 @@ void site_table::add(const store_snapshot &s, const std::string &comm,
 	if (memo && memo->size() != s.tags.size())
 		memo->assign(s.tags.size(), NONE);
 	int pid = keep_pid_ ? s.pid : 0;
+	owner_ = &s.owner;
+	user_ = intern(s.owner.user);
+	owner_key_ = intern(s.owner.key);
 	unnamed_ = 0;
 	deadline_ns_ = budget_ns_ ? monotonic_ns() + budget_ns_ : 0;
 	for (size_t i = 0; i < s.tags.size(); i++) {
@@ -214,7 +220,7 @@ void site_table::clear_sums()
 
 std::vector<site_row> site_table::rows() const
 {
-	/* merge_rows()'s order: module, file, line, func, loaded first, pid. Rows are
+	/* merge_rows()'s order: module, file, line, func, loaded first, user, pid. Rows are
 	 * distinct in these, so any sort gives the one order. */
 	std::vector<uint32_t> order(reported_);
 	std::sort(order.begin(), order.end(), [this](uint32_t x, uint32_t y) {
@@ -230,6 +236,8 @@ std::vector<site_row> site_table::rows() const
 			return c < 0;
 		if (a.unloaded != b.unloaded)
 			return b.unloaded;
+		if (a.user != b.user && (c = names_[a.user].compare(names_[b.user])))
+			return c < 0;
 		return a.pid < b.pid;
 	});
 
@@ -244,6 +252,7 @@ std::vector<site_row> site_table::rows() const
 		o.bytes = r.bytes;
 		o.calls = r.calls;
 		o.unloaded = r.key.unloaded;
+		o.user = names_[r.key.user];
 		o.pid = r.key.pid;
 		o.comm = r.comm;
 	}

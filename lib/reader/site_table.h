@@ -93,6 +93,7 @@ private:
 		uint32_t unloaded;
 		uint32_t module;	/* interned path */
 		uint64_t addr;
+		uint32_t owner;		/* interned store_owner::key: who may read what */
 		int pid;		/* keep_pid, else 0 */
 		bool operator==(const raw_key &o) const;
 	};
@@ -100,6 +101,7 @@ private:
 	struct row_key {
 		uint32_t module, file, func, line;
 		bool unloaded;
+		uint32_t user;		/* interned user name, 0 for root */
 		int pid;
 		bool operator==(const row_key &o) const;
 	};
@@ -140,6 +142,9 @@ private:
 	std::unordered_map<row_key, uint32_t, key_hash> row_ids_;
 	std::vector<row> rows_;
 	uint64_t report_ = 1;
+	/* The snapshot being added: its owner, and the interned user and key. */
+	const store_owner *owner_ = nullptr;
+	uint32_t user_ = 0, owner_key_ = 0;
 	uint64_t budget_ns_ = 0;
 	uint64_t deadline_ns_ = 0;	/* of the add() under way; 0: none */
 	size_t unnamed_ = 0;

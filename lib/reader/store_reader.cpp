@@ -154,6 +154,16 @@ bool same_tags(const allocinfo_store_header &a, const allocinfo_store_header &b)
 	return memcmp(&x, &y, sizeof(x)) == 0;
 }
 
+/* A tag's sums, never below zero: one store's tag is added to other stores' tags
+ * of the same site, which a negative value would lower. */
+void set_counts(tag_snapshot &t, const allocinfo_counter &sum, uint32_t &negative)
+{
+	t.bytes = sum.bytes < 0 ? 0 : sum.bytes;
+	t.calls = sum.calls < 0 ? 0 : sum.calls;
+	if (sum.bytes < 0 || sum.calls < 0)
+		negative++;
+}
+
 /* Every full reading of tags gets its own id (see store_snapshot::tags_id). */
 std::atomic<uint64_t> g_tags_id{0};
 
@@ -222,10 +232,8 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why,
 		out.tags = std::move(earlier.tags);
 		out.strings = std::move(earlier.strings);
 		out.tags_id = earlier.tags_id;
-		for (tag_snapshot &t : out.tags) {
-			t.bytes = sums[t.slot].bytes;
-			t.calls = sums[t.slot].calls;
-		}
+		for (tag_snapshot &t : out.tags)
+			set_counts(t, sums[t.slot], out.negative_tags);
 		return true;
 	}
 
@@ -264,8 +272,7 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why,
 		s.file = strings.at(t.file_off, 0, &bad);
 		s.func = strings.at(t.func_off, 1, &bad);
 		s.module_path = strings.at(t.module_off, 2, &bad);
-		s.bytes = sums[i].bytes;
-		s.calls = sums[i].calls;
+		set_counts(s, sums[i], out.negative_tags);
 		out.tags.push_back(s);
 	}
 	if (bad) {
@@ -288,13 +295,19 @@ std::string printed_word(std::string_view s)
 	return one_token(s, "??");
 }
 
-void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r)
+std::string negative_tags_reason(uint32_t n)
+{
+	return std::to_string(n) + (n == 1 ? " tag" : " tags") +
+	       " with counts below zero, shown as 0";
+}
+
+void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r, const store_owner *owner)
 {
 	r.module = printed_module(t.module_path);
 	if (t.flags & ALLOCINFO_TAGF_DYNAMIC) {
 		source_location loc;
 		if (sym)
-			sym->lookup(std::string(t.module_path), t.addr, true, loc);
+			sym->lookup(std::string(t.module_path), t.addr, true, loc, owner);
 		else {
 			char hex[32];
 			snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)t.addr);
@@ -327,7 +340,8 @@ void snapshot_rows(const store_snapshot &s, symbolizer *sym, std::vector<site_ro
 		if (!tag_listed(t))
 			continue;
 		site_row r;
-		name_tag(t, sym, r);
+		name_tag(t, sym, r, &s.owner);
+		r.user = s.owner.user;
 		r.bytes = t.bytes;
 		r.calls = t.calls;
 		r.unloaded = (t.flags & ALLOCINFO_TAGF_UNLOADED) != 0;

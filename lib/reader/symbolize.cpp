@@ -501,6 +501,8 @@ struct symbolizer::state {
 
 	std::mutex lock;
 	std::unordered_map<std::string, open_file> modules;
+	/* owner_may_read() answers, by path, file identity and owner. */
+	std::unordered_map<std::string, bool> access;
 	std::unordered_map<key, answer, key_hash> results;
 	uint64_t next_gen = 1;
 	/* The on-disk cache: "dev ino size mtime.ns vaddr ret" -> answer. */
@@ -527,6 +529,34 @@ struct symbolizer::state {
 				dwfl_end(m.second.dwfl);
 		modules.clear();
 		results.clear();
+		access.clear();
+	}
+
+	/* owner_may_read(), remembered (with the lock held). */
+	bool may_read(const store_owner &who, const std::string &path, const struct stat &sb)
+	{
+		std::string k = persistent_key(sb, 0, false) + " " + who.key + " " + path;
+		auto it = access.find(k);
+		if (it != access.end())
+			return it->second;
+		if (access.size() >= max_results)
+			access.clear();
+		bool ok = owner_may_read(who, path, sb);
+		access.emplace(k, ok);
+		return ok;
+	}
+
+	/* Whether who may read the separate debug file that libdwfl loaded for m, if
+	 * any (with the lock held). */
+	bool may_read_debug_file(const store_owner &who, open_file &m)
+	{
+		const char *main_file = nullptr, *debug_file = nullptr;
+		dwfl_module_info(m.mod, nullptr, nullptr, nullptr, nullptr, nullptr, &main_file,
+				 &debug_file);
+		if (!debug_file || (main_file && strcmp(main_file, debug_file) == 0))
+			return true;
+		struct stat st;
+		return stat(debug_file, &st) == 0 && may_read(who, debug_file, st);
 	}
 
 	static bool same_file(const open_file &m, const struct stat &sb)
@@ -567,7 +597,7 @@ symbolizer::symbolizer() : st_(new state) {}
 symbolizer::~symbolizer() = default;
 
 bool symbolizer::lookup(const std::string &path, uint64_t vaddr, bool is_return_address,
-			source_location &out)
+			source_location &out, const store_owner *who)
 {
 	char hex[2 + 16 + 1];
 	snprintf(hex, sizeof(hex), "0x%" PRIx64, vaddr);
@@ -581,9 +611,16 @@ bool symbolizer::lookup(const std::string &path, uint64_t vaddr, bool is_return_
 	if (fd < 0)
 		return false;
 
+	/* Answers for another user than ours are checked, and never kept on disk:
+	 * the disk cache does not say which debug file an answer came from. */
+	bool check = who && !who->is_root() && who->uid != geteuid();
 	std::lock_guard<std::mutex> guard(st_->lock);
+	if (check && !st_->may_read(*who, path, sb)) {
+		close(fd);
+		return false;
+	}
 	std::string pkey;
-	if (st_->persistent_on) {
+	if (st_->persistent_on && !check) {
 		pkey = state::persistent_key(sb, vaddr, is_return_address);
 		auto hit = st_->persistent.find(pkey);
 		if (hit != st_->persistent.end()) {
@@ -598,11 +635,19 @@ bool symbolizer::lookup(const std::string &path, uint64_t vaddr, bool is_return_
 	state::key k = {m.gen, vaddr, is_return_address};
 	auto it = st_->results.find(k);
 	if (it != st_->results.end()) {
+		if (check && !st_->may_read_debug_file(*who, m))
+			return false;
 		out = it->second.loc;
 		return it->second.found;
 	}
 	state::answer a = {out, false};
 	a.found = resolve(m, vaddr, is_return_address, a.loc);
+	if (check && !st_->may_read_debug_file(*who, m)) {
+		if (st_->results.size() >= max_results)
+			st_->results.clear();
+		st_->results.emplace(k, a);
+		return false;
+	}
 	if (st_->results.size() >= max_results)
 		st_->results.clear();
 	st_->results.emplace(k, a);

@@ -41,6 +41,8 @@
 #include <memory>
 #include <string>
 
+#include "store_owner.h"
+
 namespace allocinfo {
 
 struct source_location {
@@ -61,9 +63,14 @@ public:
 	 * address in it. With is_return_address, file:line and func are those of
 	 * vaddr - 1 (the call instruction, not the one after it). Always fills out;
 	 * returns true when file:line were found. Thread-safe.
+	 *
+	 * who, when given, is the user the answer is for (the owner of the store that
+	 * names the address): unless this reader runs as that user or who is root, the
+	 * object and its separate debug file are used only if who could read them
+	 * (owner_may_read()), and the unknown forms are given otherwise.
 	 */
 	bool lookup(const std::string &path, uint64_t vaddr, bool is_return_address,
-		    source_location &out);
+		    source_location &out, const store_owner *who = nullptr);
 
 	/* Drops every cached result and closes every open file. */
 	void clear();
