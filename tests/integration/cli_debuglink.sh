@@ -22,7 +22,7 @@ for kind in fifo link; do
 	chown -h nobody "$prog.debug"
 	run_prog "$prog"
 
-	row 3000 2 "??:0" "prog_$kind" hold > "$W/want"
+	row 3000 2 "??:0" "prog_$kind" hold user:nobody > "$W/want"
 	for args in "-p $PID" ""; do
 		timeout 20 "$ALLOCINFO" $args > "$W/out" 2> "$W/err"
 		rc=$?

@@ -14,7 +14,11 @@
  *   cli_forge callers PATH PID N MODULE...
  *
  * a valid store of N caller tags, tag i at address 0x1000 + 16 * i in the i-th
- * MODULE (cycling through them), each holding 1 byte in 1 allocation.
+ * MODULE (cycling through them), each holding 1 byte in 1 allocation; and
+ *
+ *   cli_forge site PATH PID MODULE FILE LINE FUNC BYTES CALLS
+ *
+ * a valid store of one static tag with these names and counts (negative ones too).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -199,7 +203,7 @@ int main(int argc, char **argv)
 	if (argc >= 6 && !strcmp(argv[1], "callers"))
 		return forge_callers(argv[2], atoi(argv[3]), (uint32_t)atoi(argv[4]), argv + 5,
 				     argc - 5);
-	if (argc != 4) {
+	if (argc != 4 && !(argc == 10 && !strcmp(argv[1], "site"))) {
 		fprintf(stderr, "usage: cli_forge KIND PATH PID\n");
 		return 2;
 	}
@@ -207,7 +211,20 @@ int main(int argc, char **argv)
 	int pid = atoi(argv[3]);
 
 	build_good(pid);
-	if (!strcmp(kind, "good"))
+	if (!strcmp(kind, "site")) {
+		struct allocinfo_store_tag *t = tag(2);
+		t->module_off = intern(argv[4]);
+		t->file_off = intern(argv[5]);
+		t->line = (uint32_t)atoi(argv[6]);
+		t->func_off = intern(argv[7]);
+		memset(counter(0, 2), 0, sizeof(struct allocinfo_counter));
+		memset(counter(1, 2), 0, sizeof(struct allocinfo_counter));
+		memset(counter(1, 3), 0, sizeof(struct allocinfo_counter));
+		counter(0, 2)->bytes = strtoll(argv[8], NULL, 10);
+		counter(0, 2)->calls = strtoll(argv[9], NULL, 10);
+		tag(3)->flags = 0;
+		h->strings_used = strings_used;
+	} else if (!strcmp(kind, "good"))
 		;
 	else if (!strcmp(kind, "truncated"))
 		size = 100;			/* inside the header */

@@ -9,6 +9,9 @@
 #                         compiles nobody_prog.c to OUT (owned by nobody)
 #   run_prog PROG         runs PROG as nobody under LD_PRELOAD; sets PID once its
 #                         store is published
+#   run_root_prog PROG    the same, as root
+#   nobody_sleeps         starts sleep as nobody; sets PID once it runs sleep
+#   forge ARGS...         tests/integration/cli_forge ARGS, as nobody
 #   row BYTES CALLS FILE:LINE MODULE FUNC [TOKENS]
 #                         one report line as the kernel's format prints it
 set -u
@@ -56,9 +59,16 @@ build_prog() {
 }
 
 run_prog() {
+	start_prog "setpriv --reuid=nobody --regid=$(id -g nobody) --clear-groups" "$1"
+}
+
+run_root_prog() {
+	start_prog "" "$1"
+}
+
+start_prog() {	# AS PROG
 	rm -f "$W/bin/ready"
-	setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
-		env ALLOCINFO_STORE=shm LD_PRELOAD="$W/liballocinfo.so" "$@" "$W/bin/ready" &
+	$1 env ALLOCINFO_STORE=shm LD_PRELOAD="$W/liballocinfo.so" "$2" "$W/bin/ready" &
 	PIDS="$PIDS $!"
 	n=0
 	until [ -s "$W/bin/ready" ] && [ -s "$W/store/allocinfo-$(cat "$W/bin/ready")" ]; do
@@ -67,6 +77,25 @@ run_prog() {
 		sleep 0.025
 	done
 	PID=$(cat "$W/bin/ready")
+}
+
+nobody_sleeps() {
+	setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups sleep 60 &
+	PID=$!
+	PIDS="$PIDS $PID"
+	sleep_exe=$(command -v sleep | xargs readlink -f)
+	n=0
+	until [ "$(readlink /proc/$PID/exe)" = "$sleep_exe" ]; do
+		n=$((n + 1))
+		[ $n -lt 400 ] || fail "sleep did not start"
+		sleep 0.01
+	done
+}
+
+cp "$top_builddir/tests/integration/cli_forge" "$W/cli_forge" && chmod 755 "$W/cli_forge" ||
+	exit 99
+forge() {
+	as_nobody "$W/cli_forge" "$@" || fail "cli_forge $*"
 }
 
 row() {
