@@ -4,6 +4,7 @@
 
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -134,13 +135,18 @@ bool reports::process_owner(int pid, uid_t &uid)
 	return true;
 }
 
-void reports::metrics(std::string &out)
+void reports::metrics(std::string &out, const viewer &v, mode_t mode)
 {
 	std::lock_guard<std::mutex> lock(mu_);
 
 	scan();
+	bool all = viewer_may_read(v, geteuid(), getegid(), mode);
 	allocinfo::site_table table(&sym_, true);
 	for (const store_entry &e : current_.live) {
+		struct stat st;
+		if (!all && (stat(e.path.c_str(), &st) != 0 ||
+			     !viewer_may_read(v, st.st_uid, getegid(), mode)))
+			continue;	/* its file, MNT/<pid>, is closed to the viewer */
 		std::string comm = e.comm;
 		if (comm.empty()) {
 			const char *slash = strrchr(e.snap.exe.c_str(), '/');

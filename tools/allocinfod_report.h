@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "allocinfod_access.h"
 #include "site_table.h"
 #include "store_scan.h"
 #include "symbolize.h"
@@ -39,8 +40,10 @@ public:
 	bool process(int pid, std::string &out);
 	/* Whether pid has a live store, and the uid owning it (its file's owner). */
 	bool process_owner(int pid, uid_t &uid);
-	/* Prometheus text exposition, rows kept apart per pid. */
-	void metrics(std::string &out);
+	/* Prometheus text exposition, rows kept apart per pid: every process's for a
+	 * viewer who could read the combined file (the daemon's, with this mode), else
+	 * those of the processes whose own file the viewer could read. */
+	void metrics(std::string &out, const viewer &v, mode_t mode);
 	/* One line per unreadable store: "<path>: <why>". */
 	void problems(std::string &out);
 	/* The pids with a live store, ascending. */

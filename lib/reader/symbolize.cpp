@@ -22,6 +22,7 @@
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -663,7 +664,16 @@ bool symbolizer::lookup(const std::string &path, uint64_t vaddr, bool is_return_
  * by tabs (names never hold tabs or newlines: they are one token each). */
 bool symbolizer::load_cache(const std::string &file)
 {
-	FILE *f = fopen(file.c_str(), "re");
+	/* A regular file, opened without blocking, read up to a bound. */
+	struct stat st;
+	int fd = open_regular(file.c_str(), &st, true);
+	if (fd >= 0 && st.st_size > (off_t)(64 << 20)) {	/* not one we wrote */
+		close(fd);
+		fd = -1;
+	}
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : nullptr;
+	if (fd >= 0 && !f)
+		close(fd);
 	std::lock_guard<std::mutex> guard(st_->lock);
 	st_->persistent_on = true;	/* from now on, answers are remembered */
 	if (!f)
@@ -710,10 +720,16 @@ bool symbolizer::save_cache(const std::string &file)
 	std::lock_guard<std::mutex> guard(st_->lock);
 	if (!st_->persistent_dirty)
 		return true;
+	/* A file of our own: never through a link someone left in its place. */
 	std::string tmp = file + ".tmp";
-	FILE *f = fopen(tmp.c_str(), "we");
-	if (!f)
+	unlink(tmp.c_str());
+	int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : nullptr;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return false;
+	}
 	for (const auto &e : st_->persistent)
 		fprintf(f, "%s\t%d\t%u\t%s\t%s\n", e.first.c_str(), e.second.found ? 1 : 0,
 			e.second.loc.line, e.second.loc.file.c_str(), e.second.loc.func.c_str());
