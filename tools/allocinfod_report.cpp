@@ -2,6 +2,7 @@
 /* Building allocinfod's files from the stores (see allocinfod_report.h). */
 #include "allocinfod_report.h"
 
+#include <malloc.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -28,6 +29,14 @@ constexpr time_t SYMBOLIZER_LIFETIME = 600;
 
 const char DEFAULT_STORE_DIR[] = "/dev/shm";
 
+size_t live_tags(const scan_result &r)
+{
+	size_t n = 0;
+	for (const store_entry &e : r.live)
+		n += e.snap.tags.size();
+	return n;
+}
+
 } /* namespace */
 
 void reports::scan()
@@ -38,10 +47,15 @@ void reports::scan()
 		sym_age_ = now;
 	}
 
+	size_t tags_before = live_tags(current_);
 	scan_result next;
 	allocinfo::scan_stores(next, true, &current_);
 	current_ = std::move(next);
 	scan_result &res = current_;
+	/* Stores gone: their copies go back to the system (the heap keeps freed
+	 * memory otherwise, see main()). */
+	if (tags_before > 2 * live_tags(res) + 65536)
+		malloc_trim(0);
 	for (const store_entry &e : res.live)
 		if (e.snap.negative_tags)
 			res.problems.push_back(e.path + ": " +
@@ -68,10 +82,10 @@ void reports::scan()
 }
 
 void reports::add_store(allocinfo::site_table &table, const store_entry &e,
-			const std::string &comm, std::vector<uint32_t> *memo)
+			const std::string &comm, std::vector<uint32_t> *rows)
 {
 	table.set_naming_budget(allocinfo::NAMING_BUDGET_MS);
-	table.add(e.snap, comm, memo);
+	table.add(e.snap, comm, rows);
 	if (table.unnamed_for_time())
 		naming_problems_[e.path] = allocinfo::naming_budget_reason(table.unnamed_for_time());
 	else
@@ -83,12 +97,6 @@ void reports::combined(std::string &out)
 	std::lock_guard<std::mutex> lock(mu_);
 
 	scan();
-	/* Processes come and go: a table that knows many more rows than it last
-	 * reported starts afresh. */
-	if (combined_.rows_known() > 4 * combined_.rows_reported() + 4096) {
-		combined_ = allocinfo::site_table(&sym_, false);
-		memos_.clear();
-	}
 	combined_.clear_sums();
 	for (const store_entry &e : current_.live) {
 		memo &m = memos_[e.pid];
@@ -106,6 +114,13 @@ void reports::combined(std::string &out)
 		it = live ? std::next(it) : memos_.erase(it);
 	}
 	allocinfo::render_text(out, combined_.rows());
+	/* Processes come and go: a table that knows many more rows than it reported
+	 * starts afresh, and what it held goes back to the system. */
+	if (combined_.rows_known() > 4 * combined_.rows_reported() + 4096) {
+		combined_ = allocinfo::site_table(&sym_, false);
+		memos_.clear();
+		malloc_trim(0);
+	}
 }
 
 bool reports::process(int pid, std::string &out)

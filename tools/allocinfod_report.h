@@ -55,7 +55,7 @@ private:
 	/* Adds a store to a table within the naming budget; a store that spent it is
 	 * named in naming_problems_ (with mu_ held). */
 	void add_store(allocinfo::site_table &table, const allocinfo::store_entry &e,
-		       const std::string &comm, std::vector<uint32_t> *memo = nullptr);
+		       const std::string &comm, std::vector<uint32_t> *rows = nullptr);
 
 	std::mutex mu_;			/* protects everything below; serialises scans */
 	allocinfo::symbolizer sym_;

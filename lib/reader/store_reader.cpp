@@ -120,6 +120,12 @@ std::string one_token(std::string_view s, const char *fallback)
 	return r;
 }
 
+/* Shards past shards_used were never written. */
+uint32_t shards_to_read(const allocinfo_store_header &h)
+{
+	return h.shards_used >= 1 && h.shards_used <= h.nr_cpus ? h.shards_used : h.nr_cpus;
+}
+
 /*
  * The live bytes and calls of slots [0, nr): the sums over the counter shards. The
  * one place where a reader adds up shards.
@@ -129,8 +135,7 @@ bool sum_counters(const store_source &src, const allocinfo_store_header &h, uint
 {
 	sums.assign(nr, allocinfo_counter{0, 0});
 	std::vector<allocinfo_counter> cpu(nr);
-	/* Shards past shards_used were never written. */
-	uint32_t shards = h.shards_used >= 1 && h.shards_used <= h.nr_cpus ? h.shards_used : h.nr_cpus;
+	uint32_t shards = shards_to_read(h);
 	for (uint32_t c = 0; c < shards && nr; c++) {
 		if (!src.read(h.counters_offset + c * h.cpu_stride, cpu.data(),
 			      nr * sizeof(allocinfo_counter)))
@@ -203,6 +208,12 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why,
 	    !region_ok(h.counters_offset, (uint64_t)(h.nr_cpus - 1) * h.cpu_stride +
 				(uint64_t)h.nr_tags * sizeof(allocinfo_counter), size)) {
 		why = "regions out of bounds";
+		return false;
+	}
+	uint64_t counter_bytes = (uint64_t)shards_to_read(h) * h.nr_tags * sizeof(allocinfo_counter);
+	if (counter_bytes > READER_MAX_COUNTER_BYTES) {
+		why = "too many counters to read (" + std::to_string(counter_bytes >> 20) +
+		      " MiB, at most " + std::to_string(READER_MAX_COUNTER_BYTES >> 20) + " MiB)";
 		return false;
 	}
 

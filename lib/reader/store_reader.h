@@ -98,14 +98,23 @@ struct store_snapshot {
 	store_snapshot &operator=(const store_snapshot &) = delete;
 };
 
-/* Limits past which a store is refused as implausible. */
+/*
+ * What one store may cost a reader (Documentation/security.md): past these limits
+ * a store is refused and named among the problems. The writers stay well inside
+ * them (store.h: 65,536 tags, 16 MiB of strings, at most 4,096 shards). Reading a
+ * store then copies at most 2 MiB of tags, 16 MiB of strings and 256 MiB of
+ * counters, and keeps one tag_snapshot per tag; naming its caller tags costs at
+ * most NAMING_BUDGET_MS (site_table.h).
+ */
 constexpr uint32_t READER_MAX_CPUS = 4097;	/* counter shards */
-constexpr uint32_t READER_MAX_TAGS = 1u << 20;
+constexpr uint32_t READER_MAX_TAGS = 1u << 16;
+constexpr uint64_t READER_MAX_STRINGS = 16ull << 20;
+constexpr size_t READER_MAX_STRING = 4096;
+/* The counters read: shards in use times tags, 16 bytes each. */
+constexpr uint64_t READER_MAX_COUNTER_BYTES = 256ull << 20;
 
 /* The problem line's reason for a store with negative_tags. */
 std::string negative_tags_reason(uint32_t n);
-constexpr uint64_t READER_MAX_STRINGS = 64ull << 20;
-constexpr size_t READER_MAX_STRING = 4096;
 
 /*
  * Reads and validates a store. On failure returns false and says why in one line.

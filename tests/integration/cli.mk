@@ -29,7 +29,8 @@ CLI_TESTS = \
 	tests/integration/cli_budget.sh \
 	tests/integration/cli_users.sh \
 	tests/integration/cli_unreadable.sh \
-	tests/integration/cli_files.sh
+	tests/integration/cli_files.sh \
+	tests/integration/cli_bounds.sh
 TESTS += $(CLI_TESTS)
 EXTRA_DIST += $(CLI_TESTS) tests/integration/cli_lib.sh \
 	tests/integration/nobody_lib.sh tests/integration/nobody_prog.c

@@ -18,7 +18,13 @@
  *
  *   cli_forge site PATH PID MODULE FILE LINE FUNC BYTES CALLS
  *
- * a valid store of one static tag with these names and counts (negative ones too).
+ * a valid store of one static tag with these names and counts (negative ones too);
+ * and
+ *
+ *   cli_forge big PATH PID NTAGS NSHARDS
+ *
+ * a sparse store of NTAGS static tags big.c:<slot> [big-PID] func:big, 1 byte in 1
+ * allocation each (in shard 0), with NSHARDS shards all in use.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -195,11 +201,76 @@ static int forge_callers(const char *path, int pid, uint32_t n, char **modules, 
 	return 0;
 }
 
+/* The store of "big", written sparse: only what is not zero. */
+static int forge_big(const char *path, int pid, uint32_t n, uint32_t shards)
+{
+	const uint32_t cap = n + 2;
+	uint64_t tags_off = 4096, strings_off = tags_off + (uint64_t)cap * 32;
+	uint64_t counters_off = (strings_off + 4096 + 4095) & ~4095ull;
+	uint64_t stride = (uint64_t)cap * 16, total = counters_off + shards * stride;
+	char module[64];
+
+	build_good(pid);
+	struct allocinfo_store_header h = *(struct allocinfo_store_header *)store;
+	char strings[4096] = "";
+	uint32_t used = 1;
+	const char *exe = (const char *)store + STRINGS_OFF + h.exe_off;
+	uint32_t exe_off = 0, file_off, func_off, module_off;
+	if (h.exe_off) {
+		exe_off = used;
+		used += (uint32_t)snprintf(strings + used, sizeof(strings) - used, "%s", exe) + 1;
+	}
+	snprintf(module, sizeof(module), "/opt/big/big-%d", pid);
+	file_off = used;
+	used += (uint32_t)snprintf(strings + used, sizeof(strings) - used, "big.c") + 1;
+	func_off = used;
+	used += (uint32_t)snprintf(strings + used, sizeof(strings) - used, "big") + 1;
+	module_off = used;
+	used += (uint32_t)snprintf(strings + used, sizeof(strings) - used, "%s", module) + 1;
+	h.exe_off = exe_off;
+	h.total_size = total;
+	h.tag_capacity = h.nr_tags = cap;
+	h.tags_offset = tags_off;
+	h.strings_offset = strings_off;
+	h.strings_capacity = 4096;
+	h.strings_used = used;
+	h.counters_offset = counters_off;
+	h.cpu_stride = stride;
+	h.nr_cpus = h.shards_used = shards;
+
+	struct allocinfo_store_tag *tags = calloc(cap, sizeof(*tags));
+	struct allocinfo_counter *counters = calloc(cap, sizeof(*counters));
+	for (uint32_t i = 2; i < cap; i++) {
+		tags[i].flags = ALLOCINFO_TAGF_USED;
+		tags[i].file_off = file_off;
+		tags[i].func_off = func_off;
+		tags[i].module_off = module_off;
+		tags[i].line = i;
+		counters[i].bytes = 1;
+		counters[i].calls = 1;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)total) != 0 ||
+	    pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    pwrite(fd, tags, cap * sizeof(*tags), (off_t)tags_off) != (ssize_t)(cap * sizeof(*tags)) ||
+	    pwrite(fd, strings, used, (off_t)strings_off) != (ssize_t)used ||
+	    pwrite(fd, counters, cap * sizeof(*counters), (off_t)counters_off) !=
+		    (ssize_t)(cap * sizeof(*counters)) ||
+	    close(fd) != 0) {
+		fprintf(stderr, "cli_forge: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct allocinfo_store_header *h = (struct allocinfo_store_header *)store;
 	size_t size = TOTAL;
 
+	if (argc == 6 && !strcmp(argv[1], "big"))
+		return forge_big(argv[2], atoi(argv[3]), (uint32_t)atoi(argv[4]),
+				 (uint32_t)atoi(argv[5]));
 	if (argc >= 6 && !strcmp(argv[1], "callers"))
 		return forge_callers(argv[2], atoi(argv[3]), (uint32_t)atoi(argv[4]), argv + 5,
 				     argc - 5);
