@@ -20,10 +20,10 @@ size_t mix(size_t h, uint64_t v)
 	return h;
 }
 
-uint64_t monotonic_ns()
+uint64_t clock_ns(clockid_t clock)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -126,10 +126,13 @@ uint32_t site_table::row_for(const row_key &k)
 	return r.first->second;
 }
 
-/* Whether the add() under way has spent its naming budget. */
+/* Whether the add() under way has spent its naming budget: the CPU time of this
+ * thread, so that a loaded machine does not cut a legitimate store short, or ten
+ * times as much wall time (for time spent waiting on files). */
 bool site_table::out_of_time()
 {
-	return deadline_ns_ && monotonic_ns() > deadline_ns_;
+	return deadline_ns_ && (clock_ns(CLOCK_THREAD_CPUTIME_ID) > deadline_ns_ ||
+				clock_ns(CLOCK_MONOTONIC) > wall_deadline_ns_);
 }
 
 /* The row a tag adds to; a site seen for the first time is given one. *keep is
@@ -183,7 +186,8 @@ void site_table::add(const store_snapshot &s, const std::string &comm,
 	user_ = intern(s.owner.user);
 	owner_key_ = intern(s.owner.key);
 	unnamed_ = 0;
-	deadline_ns_ = budget_ns_ ? monotonic_ns() + budget_ns_ : 0;
+	deadline_ns_ = budget_ns_ ? clock_ns(CLOCK_THREAD_CPUTIME_ID) + budget_ns_ : 0;
+	wall_deadline_ns_ = clock_ns(CLOCK_MONOTONIC) + 10 * budget_ns_;
 	for (size_t i = 0; i < s.tags.size(); i++) {
 		const tag_snapshot &t = s.tags[i];
 		if (!tag_listed(t))

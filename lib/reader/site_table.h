@@ -31,8 +31,9 @@ namespace allocinfo {
 
 class symbolizer;
 
-/* What naming one store's caller tags may cost a reader (site_table's budget). */
-constexpr uint64_t NAMING_BUDGET_MS = 1000;
+/* What naming one store's caller tags may cost a reader (site_table's budget): CPU
+ * time of the reading thread, or ten times as much wall time. */
+constexpr uint64_t NAMING_BUDGET_MS = 2000;
 
 /* The problem line's reason for a store whose naming ran out of time. */
 std::string naming_budget_reason(size_t unnamed);
@@ -60,8 +61,10 @@ public:
 		 std::vector<uint32_t> *memo = nullptr);
 
 	/*
-	 * A time budget for naming the caller tags of one snapshot (one store): once
-	 * add() has spent it, the snapshot's remaining caller tags get the unnamed form
+	 * A time budget for naming the caller tags of one snapshot (one store), in CPU
+	 * time of the calling thread (or ten times as much wall time, for time spent
+	 * waiting): once add() has spent it, the snapshot's remaining caller tags get
+	 * the unnamed form
 	 * ("??:0 ... func:0xADDR") and are not remembered, so that a later add() names
 	 * them (the symbolizer keeps what it found). 0, the default, is no budget.
 	 */
@@ -146,7 +149,8 @@ private:
 	const store_owner *owner_ = nullptr;
 	uint32_t user_ = 0, owner_key_ = 0;
 	uint64_t budget_ns_ = 0;
-	uint64_t deadline_ns_ = 0;	/* of the add() under way; 0: none */
+	uint64_t deadline_ns_ = 0;	/* of the add() under way, in thread CPU time; 0: none */
+	uint64_t wall_deadline_ns_ = 0;
 	size_t unnamed_ = 0;
 	std::vector<uint32_t> reported_;	/* rows of the current report */
 };

@@ -375,7 +375,157 @@ struct open_file {
 	uint64_t gen = 0; /* distinct per opening: keys the results */
 	bool cus_indexed = false;
 	std::vector<cu_range> cus; /* sorted by lo */
+	/* The functions of each CU (by its DIE offset), made once: see function_at(). */
+	std::unordered_map<Dwarf_Off, std::vector<cu_range>> functions;
+	/* The ELF symbols that name code, sorted by address: see symbol_at(). */
+	bool symbols_indexed = false;
+	struct symbol {
+		Dwarf_Addr addr, end;	/* end: of its size, or of its section if sizeless */
+		const char *name;
+		bool global, sized;
+	};
+	std::vector<symbol> symbols;
 };
+
+/*
+ * The ranges of the subprograms of a CU that hold code, found once per CU: those at
+ * its top level and inside namespaces and classes. dwarf_getscopes() walks the
+ * whole CU for every address, which for a CU of many functions makes each lookup
+ * as slow as the CU is large.
+ */
+void index_functions(Dwarf_Die *cu, std::vector<cu_range> &out)
+{
+	std::vector<Dwarf_Die> pending(1, *cu);
+	while (!pending.empty()) {
+		Dwarf_Die parent = pending.back();
+		pending.pop_back();
+		Dwarf_Die child;
+		if (dwarf_child(&parent, &child) != 0)
+			continue;
+		do {
+			int tag = dwarf_tag(&child);
+			if (tag == DW_TAG_subprogram) {
+				ptrdiff_t it = 0;
+				Dwarf_Addr base = 0, lo = 0, hi = 0;
+				for (int k = 0; k < 4096 && (it = dwarf_ranges(&child, it, &base, &lo, &hi)) > 0; ++k)
+					if (lo < hi)
+						out.push_back({lo, hi, child});
+				pending.push_back(child);	/* nested functions (GNU C) */
+			} else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+				   tag == DW_TAG_structure_type || tag == DW_TAG_union_type) {
+				pending.push_back(child);
+			}
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	std::sort(out.begin(), out.end(),
+		  [](const cu_range &a, const cu_range &b) { return a.lo < b.lo; });
+}
+
+/* The innermost inlined subroutine under fn that covers pc (through lexical
+ * blocks), else fn itself. */
+Dwarf_Die innermost_inline(Dwarf_Die fn, Dwarf_Addr pc)
+{
+	Dwarf_Die func = fn, cur = fn;
+	for (int depth = 0; depth < 64; depth++) {
+		Dwarf_Die child;
+		bool deeper = false;
+		if (dwarf_child(&cur, &child) == 0) {
+			do {
+				int tag = dwarf_tag(&child);
+				if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) &&
+				    dwarf_haspc(&child, pc) == 1) {
+					if (tag == DW_TAG_inlined_subroutine)
+						func = child;
+					cur = child;
+					deeper = true;
+					break;
+				}
+			} while (dwarf_siblingof(&child, &child) == 0);
+		}
+		if (!deeper)
+			break;
+	}
+	return func;
+}
+
+/*
+ * The innermost function scope (subprogram or inlined subroutine) covering pc in
+ * cu, through the CU's function index: what the first function scope of
+ * dwarf_getscopes() is, at the cost of a binary search and of the one function.
+ */
+bool function_at(open_file &f, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *out)
+{
+	std::vector<cu_range> &fns = f.functions[dwarf_dieoffset(cu)];
+	if (fns.empty())
+		index_functions(cu, fns);
+	auto it = std::upper_bound(fns.begin(), fns.end(), pc,
+				   [](Dwarf_Addr v, const cu_range &r) { return v < r.lo; });
+	/* Ranges may nest (a function's cold part): look back a little. */
+	for (int back = 0; it != fns.begin() && back < 16; back++) {
+		--it;
+		if (pc < it->hi) {
+			*out = innermost_inline(it->cu, pc);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The ELF symbol naming the code at addr (a module address), through an index of
+ * the symbol table made once: libdwfl's dwfl_module_addrname() reads every symbol
+ * for every address. As it does: the symbol that contains addr, else the closest
+ * sizeless one below it; among symbols at one address, a global one.
+ */
+const char *symbol_at(open_file &f, Dwarf_Addr addr)
+{
+	if (!f.symbols_indexed) {
+		f.symbols_indexed = true;
+		GElf_Addr bias = 0;
+		Elf *elf = dwfl_module_getelf(f.mod, &bias);
+		int n = elf ? dwfl_module_getsymtab(f.mod) : 0;
+		for (int i = 1; i < n; i++) {
+			GElf_Sym sym;
+			GElf_Addr value;
+			GElf_Word shndx;
+			const char *name = dwfl_module_getsym_info(f.mod, i, &sym, &value, &shndx,
+								   nullptr, nullptr);
+			int type = GELF_ST_TYPE(sym.st_info);
+			if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
+			    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE))
+				continue;
+			Dwarf_Addr end = value + sym.st_size;
+			if (!sym.st_size) {
+				/* Sizeless: it may stand for what follows, in its section. */
+				GElf_Shdr shdr;
+				Elf_Scn *scn = elf_getscn(elf, shndx);
+				if (!scn || !gelf_getshdr(scn, &shdr))
+					continue;
+				end = shdr.sh_addr + bias + shdr.sh_size;
+			}
+			f.symbols.push_back({value, end, name,
+					     GELF_ST_BIND(sym.st_info) == STB_GLOBAL,
+					     sym.st_size != 0});
+		}
+		std::stable_sort(f.symbols.begin(), f.symbols.end(),
+				 [](const open_file::symbol &a, const open_file::symbol &b) {
+					 return a.addr < b.addr;
+				 });
+	}
+	auto it = std::upper_bound(f.symbols.begin(), f.symbols.end(), addr,
+				   [](Dwarf_Addr v, const open_file::symbol &s) { return v < s.addr; });
+	const open_file::symbol *best = nullptr;
+	for (int back = 0; it != f.symbols.begin() && back < 64; back++) {
+		--it;
+		if (addr >= it->end)
+			continue;
+		if (best && best->addr != it->addr)
+			break;	/* the closest address wins */
+		if (!best || (it->global && !best->global) || (it->sized && !best->sized))
+			best = &*it;
+	}
+	return best ? best->name : nullptr;
+}
 
 /*
  * libdwfl (0.188) finds an address's CU through .debug_aranges only, which Clang
@@ -454,19 +604,15 @@ bool resolve(open_file &f, uint64_t vaddr, bool is_return_address, source_locati
 
 	std::string func;
 	if (cu) {
-		Dwarf_Die *scopes = nullptr;
-		int n = dwarf_getscopes(cu, addr - dwbias, &scopes);
-		int i = next_function_scope(scopes, n, 0);
-		if (i >= 0) {
-			Dwarf_Die die = scopes[i];
+		Dwarf_Die die;
+		if (function_at(f, cu, addr - dwbias, &die)) {
 			if (found)
 				skip_system_headers(cu, &die, out);
 			func = scope_name(cu, &die);
 		}
-		free(scopes);
 	}
 	if (func.empty()) {
-		const char *sym = dwfl_module_addrname(mod, addr);
+		const char *sym = symbol_at(f, addr);
 		if (sym && *sym)
 			func = demangled_function_name(sym);
 	}

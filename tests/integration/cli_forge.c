@@ -13,8 +13,9 @@
  *
  *   cli_forge callers PATH PID N MODULE...
  *
- * a valid store of N caller tags, tag i at address 0x1000 + 16 * i in the i-th
- * MODULE (cycling through them), each holding 1 byte in 1 allocation; and
+ * a valid store of N caller tags, tag i at address BASE + 16 * i in the i-th
+ * MODULE (cycling through them), each holding 1 byte in 1 allocation (N may be
+ * given as N+BASE; BASE is 0x1000 otherwise); and
  *
  *   cli_forge site PATH PID MODULE FILE LINE FUNC BYTES CALLS
  *
@@ -141,8 +142,11 @@ static void build_good(int pid)
 }
 
 /* The store of "callers": the header of the good one, sized for n tags. */
-static int forge_callers(const char *path, int pid, uint32_t n, char **modules, int nmod)
+static int forge_callers(const char *path, int pid, const char *count, char **modules, int nmod)
 {
+	char *end;
+	uint32_t n = (uint32_t)strtoul(count, &end, 10);
+	uint64_t base = *end == '+' ? strtoull(end + 1, NULL, 0) : 0x1000;
 	const uint32_t cap = n + 2, cpus = 2;
 	uint64_t strings_cap = 4096;
 	for (int m = 0; m < nmod; m++)
@@ -187,7 +191,7 @@ static int forge_callers(const char *path, int pid, uint32_t n, char **modules, 
 			(struct allocinfo_store_tag *)(buf + tags_off + (i + 2) * 32ull);
 		t->flags = ALLOCINFO_TAGF_USED | ALLOCINFO_TAGF_DYNAMIC;
 		t->module_off = mod_off[i % (uint32_t)nmod];
-		t->addr = 0x1000 + 16ull * i;
+		t->addr = base + 16ull * i;
 		struct allocinfo_counter *c =
 			(struct allocinfo_counter *)(buf + counters_off + (i + 2) * 16ull);
 		c->bytes = 1;
@@ -272,8 +276,7 @@ int main(int argc, char **argv)
 		return forge_big(argv[2], atoi(argv[3]), (uint32_t)atoi(argv[4]),
 				 (uint32_t)atoi(argv[5]));
 	if (argc >= 6 && !strcmp(argv[1], "callers"))
-		return forge_callers(argv[2], atoi(argv[3]), (uint32_t)atoi(argv[4]), argv + 5,
-				     argc - 5);
+		return forge_callers(argv[2], atoi(argv[3]), argv[4], argv + 5, argc - 5);
 	if (argc != 4 && !(argc == 10 && !strcmp(argv[1], "site"))) {
 		fprintf(stderr, "usage: cli_forge KIND PATH PID\n");
 		return 2;
