@@ -30,6 +30,11 @@
  * the network, possibly inside the profiled process. Objects without DWARF then
  * fall back to their symbol table.
  *
+ * A lookup costs a binary search once the object is open: the functions of each
+ * compilation unit and the object's code symbols are indexed the first time they
+ * are needed (libdw's own dwarf_getscopes() and dwfl_module_addrname() are linear
+ * in the size of the CU and of the symbol table).
+ *
  * Bad input (missing or non-regular file, not ELF, truncated, address outside the
  * object) gives the unknown forms. Files are re-opened when their device, inode,
  * size or mtime change; a file replaced after the process mapped it is not noticed.
