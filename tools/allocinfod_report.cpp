@@ -56,6 +56,11 @@ void reports::scan()
 	 * memory otherwise, see main()). */
 	if (tags_before > 2 * live_tags(res) + 65536)
 		malloc_trim(0);
+	for (auto it = naming_problems_.begin(); it != naming_problems_.end();) {
+		bool live = std::any_of(res.live.begin(), res.live.end(),
+					[&](const store_entry &e) { return e.path == it->first; });
+		it = live ? std::next(it) : naming_problems_.erase(it);
+	}
 	for (const store_entry &e : res.live)
 		if (e.snap.negative_tags)
 			res.problems.push_back(e.path + ": " +
@@ -181,17 +186,9 @@ void reports::problems(std::string &out)
 		out += p;
 		out += '\n';
 	}
-	/* Stores named by an earlier report, while they live. */
-	for (auto it = naming_problems_.begin(); it != naming_problems_.end();) {
-		bool live = std::any_of(current_.live.begin(), current_.live.end(),
-					[&](const store_entry &e) { return e.path == it->first; });
-		if (!live) {
-			it = naming_problems_.erase(it);
-			continue;
-		}
-		out += it->first + ": " + it->second + "\n";
-		++it;
-	}
+	/* Stores named by an earlier report, while they live (scan() forgets the others). */
+	for (const auto &p : naming_problems_)
+		out += p.first + ": " + p.second + "\n";
 }
 
 void reports::pids(std::vector<int> &out)
