@@ -7,6 +7,12 @@
 # stays within 512 MiB of address space and names the refused stores.
 . "$top_srcdir/tests/integration/cli_lib.sh"
 
+# limit_memory KB: ulimit -v, but for a sanitizer build (its shadow memory needs
+# terabytes of address space).
+limit_memory() {
+	[ "${ALLOCINFO_SANITIZER:-no}" != no ] || ulimit -v "$1"
+}
+
 sleeper() {
 	sleep 120 &
 	bg_pids="$bg_pids $!"
@@ -19,7 +25,7 @@ sleeper huge;   "$progs/cli_forge" big "$store_dir/allocinfo-$huge" $huge 104857
 sleeper many;   "$progs/cli_forge" big "$store_dir/allocinfo-$many" $many 65534 300 || exit 99
 sleeper edge;   "$progs/cli_forge" big "$store_dir/allocinfo-$edge" $edge 65534 16 || exit 99
 
-( ulimit -v 524288; exec timeout 120 allocinfo --prometheus ) > "$tmp/out" 2> "$tmp/err"
+( limit_memory 524288; exec timeout 120 allocinfo --prometheus ) > "$tmp/out" 2> "$tmp/err"
 rc=$?
 [ $rc -eq 0 ] || fail "allocinfo --prometheus exited with $rc: $(head -c 300 "$tmp/err")"
 {

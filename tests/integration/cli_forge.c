@@ -198,11 +198,14 @@ static int forge_callers(const char *path, int pid, const char *count, char **mo
 		c->calls = 1;
 	}
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int rc = 0;
 	if (fd < 0 || write(fd, buf, total) != (ssize_t)total || close(fd) != 0) {
 		fprintf(stderr, "cli_forge: %s: %s\n", path, strerror(errno));
-		return 1;
+		rc = 1;
 	}
-	return 0;
+	free(mod_off);
+	free(buf);
+	return rc;
 }
 
 /* The store of "big", written sparse: only what is not zero. */
@@ -262,8 +265,12 @@ static int forge_big(const char *path, int pid, uint32_t n, uint32_t shards)
 		    (ssize_t)(cap * sizeof(*counters)) ||
 	    close(fd) != 0) {
 		fprintf(stderr, "cli_forge: %s: %s\n", path, strerror(errno));
+		free(tags);
+		free(counters);
 		return 1;
 	}
+	free(tags);
+	free(counters);
 	return 0;
 }
 

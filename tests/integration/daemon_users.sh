@@ -8,6 +8,7 @@
 # root every process's.
 . "$top_srcdir/tests/integration/daemon_lib.sh"
 id nobody >/dev/null 2>&1 || skip "no user nobody"
+[ "${ALLOCINFO_SANITIZER:-no}" = no ] || skip "LD_PRELOAD under a sanitizer"
 command -v setpriv >/dev/null || skip "no setpriv"
 CC=${CC:-cc}
 command -v "$CC" >/dev/null || skip "no C compiler"

@@ -19,6 +19,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 
 [ "$(id -u)" = 0 ] || skip "needs root, to run programs as nobody"
+[ "${ALLOCINFO_SANITIZER:-no}" = no ] || skip "LD_PRELOAD under a sanitizer"
 id nobody >/dev/null 2>&1 || skip "no user nobody"
 command -v setpriv >/dev/null || skip "no setpriv"
 CC=${CC:-cc}
