@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -317,28 +318,55 @@ bool write_file(const std::string &path, const std::string &data)
 	return ok;
 }
 
-bool read_file(const std::string &path, std::string &data)
+/*
+ * The snapshot file of --diff, bounded: a file (or pipe, or device) that does not
+ * start as a snapshot is refused after its first bytes, and one larger than
+ * SNAPSHOT_MAX_BYTES is refused too, so that --diff /dev/zero cannot grow forever.
+ */
+constexpr size_t SNAPSHOT_MAX_BYTES = 64u << 20;
+
+bool read_snapshot_file(const std::string &path, std::string &data)
 {
-	int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+	static const char magic[] = "allocinfo-snapshot\t";
+	int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		fprintf(stderr, "%s: %s: %s\n", PROG, path.c_str(), strerror(errno));
 		return false;
 	}
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "%s: %s: %s\n", PROG, path.c_str(), strerror(EISDIR));
+		close(fd);
+		return false;
+	}
 	char buf[65536];
+	const char *why = nullptr;
 	for (;;) {
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			fprintf(stderr, "%s: %s: %s\n", PROG, path.c_str(), strerror(errno));
-			close(fd);
-			return false;
+			why = strerror(errno);
+			break;
 		}
 		if (n == 0)
 			break;
+		if ((size_t)n > SNAPSHOT_MAX_BYTES - data.size()) {
+			why = "larger than 64 MiB: not a snapshot made by allocinfo --save";
+			break;
+		}
 		data.append(buf, (size_t)n);
+		size_t head = std::min(data.size(), sizeof(magic) - 1);
+		if (data.compare(0, head, magic, head) != 0) {
+			why = "not an allocinfo snapshot (made by allocinfo --save)";
+			break;
+		}
 	}
 	close(fd);
+	if (why) {
+		fprintf(stderr, "%s: %s: %s\n", PROG, path.c_str(), why);
+		return false;
+	}
 	return true;
 }
 
@@ -361,6 +389,10 @@ bool collect(const options &o, std::vector<store_entry> &entries)
 			fprintf(stderr, "%s: %s\n", PROG, p.c_str());
 		entries = std::move(res.live);
 	}
+	for (const store_entry &e : entries)
+		if (e.snap.negative_tags)
+			fprintf(stderr, "%s: %s: %s\n", PROG, e.path.c_str(),
+				negative_tags_reason(e.snap.negative_tags).c_str());
 	return true;
 }
 
@@ -369,8 +401,12 @@ std::vector<site_row> merged_rows(const std::vector<store_entry> &entries, symbo
 				  bool keep_pid)
 {
 	site_table table(&sym, keep_pid);
+	table.set_naming_budget(NAMING_BUDGET_MS);
 	for (const store_entry &e : entries) {
 		table.add(e.snap, e.comm);
+		if (table.unnamed_for_time())
+			fprintf(stderr, "%s: %s: %s\n", PROG, e.path.c_str(),
+				naming_budget_reason(table.unnamed_for_time()).c_str());
 #ifdef HAVE_BPF_READER
 		/* What the table named, the process's report iterator prints too. */
 		write_bpf_tag_names(e.snap, sym);
@@ -496,6 +532,11 @@ std::string symbol_cache_path()
 	dir += "/allocinfo";
 	if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
 		return std::string();
+	/* Ours alone (root run with another user's HOME must not write there). */
+	struct stat st;
+	if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022))
+		return std::string();
 	return dir + "/symbols";
 }
 
@@ -526,7 +567,7 @@ int run_report(const options &o)
 	snapshot_file base;
 	if (o.out == output::diff) {
 		std::string text, why;
-		if (!read_file(o.file, text))
+		if (!read_snapshot_file(o.file, text))
 			return 1;
 		if (!parse_snapshot(text, base, why)) {
 			fprintf(stderr, "%s: %s: %s\n", PROG, o.file.c_str(), why.c_str());

@@ -110,14 +110,14 @@ bool parse_i64(const std::string &s, int64_t &v)
 	return true;
 }
 
-using site_key = std::tuple<std::string, std::string, unsigned, std::string, bool>;
+using site_key = std::tuple<std::string, std::string, unsigned, std::string, bool, std::string>;
 
 site_key key_of(const site_row &r)
 {
-	return site_key(r.module, r.file, r.line, r.func, r.unloaded);
+	return site_key(r.module, r.file, r.line, r.func, r.unloaded, r.user);
 }
 
-/* As report.cpp orders sites: module, file, line, func, loaded first. */
+/* As report.cpp orders sites: module, file, line, func, loaded first, user. */
 bool site_less(const site_row &a, const site_row &b)
 {
 	return key_of(a) < key_of(b);
@@ -152,7 +152,12 @@ std::string format_snapshot(const snapshot_file &s)
 		snprintf(buf, sizeof(buf), "\t%u\t", r.line);
 		out += buf;
 		append_escaped(out, r.func);
-		out += r.unloaded ? "\t1\n" : "\t0\n";
+		out += r.unloaded ? "\t1" : "\t0";
+		if (!r.user.empty()) {
+			out += '\t';
+			append_escaped(out, r.user);
+		}
+		out += '\n';
 	}
 	snprintf(buf, sizeof(buf), "end\t%zu\n", s.rows.size());
 	out += buf;
@@ -198,12 +203,13 @@ bool parse_snapshot(const std::string &text, snapshot_file &out, std::string &wh
 			out.pid = (int)v;
 		} else if (f[0] == "time" && f.size() == 2 && parse_i64(f[1], v)) {
 			out.time = v;
-		} else if (f[0] == "site" && f.size() == 8) {
+		} else if (f[0] == "site" && (f.size() == 8 || f.size() == 9)) {
 			site_row r;
 			if (!parse_i64(f[1], v) || !parse_i64(f[2], v2) || !parse_i64(f[5], line_no) ||
 			    line_no < 0 || line_no > UINT32_MAX || (f[7] != "0" && f[7] != "1") ||
 			    !unescape(f[3], r.module) || !unescape(f[4], r.file) ||
-			    !unescape(f[6], r.func)) {
+			    !unescape(f[6], r.func) || (f.size() == 9 && (!unescape(f[8], r.user) ||
+									 r.user.empty()))) {
 				why = at + "bad site record";
 				return false;
 			}
@@ -310,6 +316,10 @@ void render_diff(std::string &out, const std::vector<site_row> &rows, bool human
 		append_text(out, r.func);
 		if (r.unloaded)
 			out += " unloaded:yes";
+		if (!r.user.empty()) {
+			out += " user:";
+			append_text(out, r.user);
+		}
 		out += " \n";
 	}
 }

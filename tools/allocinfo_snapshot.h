@@ -9,13 +9,15 @@
  *   # any line starting with '#' is a comment
  *   pid	<the -p PID it was saved for, 0 for all processes>
  *   time	<seconds since the epoch>
- *   site	<bytes>	<calls>	<module>	<file>	<line>	<func>	<unloaded: 0 or 1>
+ *   site	<bytes>	<calls>	<module>	<file>	<line>	<func>	<unloaded: 0 or 1>[	<user>]
  *   ...
  *   end	<number of site lines>
  *
  * In the string fields a backslash, tab, newline and other control bytes are
- * written as \\, \t, \n and \xHH. The end line guards against truncation. Readers
- * refuse other versions and unknown record types.
+ * written as \\, \t, \n and \xHH. The user field is there only for the sites of
+ * processes of users other than root (the report's " user:NAME"). The end line
+ * guards against truncation. Readers refuse other versions and unknown record
+ * types.
  */
 #ifndef ALLOCINFO_TOOLS_SNAPSHOT_H
 #define ALLOCINFO_TOOLS_SNAPSHOT_H

@@ -249,7 +249,7 @@ bool write_pid_file(const std::string &path)
 
 /* Starts a thread with the termination signals blocked, so that they reach the
  * FUSE loop in the main thread. */
-bool start_metrics(metrics_server &m, reports &src, std::string &why)
+bool start_metrics(metrics_server &m, reports &src, mode_t mode, std::string &why)
 {
 	sigset_t block, old;
 	sigemptyset(&block);
@@ -257,7 +257,7 @@ bool start_metrics(metrics_server &m, reports &src, std::string &why)
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	bool ok = m.start(&src, why);
+	bool ok = m.start(&src, mode, why);
 	pthread_sigmask(SIG_SETMASK, &old, nullptr);
 	return ok;
 }
@@ -335,7 +335,7 @@ int main(int argc, char **argv)
 		log_msg(LOG_ERR, "cannot install signal handlers");
 		goto out;
 	}
-	if (!o.metrics.empty() && !start_metrics(metrics, src, why)) {
+	if (!o.metrics.empty() && !start_metrics(metrics, src, o.mode, why)) {
 		log_msg(LOG_ERR, "%s", why.c_str());
 		goto out_signals;
 	}

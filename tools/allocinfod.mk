@@ -6,6 +6,7 @@ if ENABLE_FUSE
 sbin_PROGRAMS += tools/allocinfod
 tools_allocinfod_SOURCES = \
 	tools/allocinfod.cpp \
+	tools/allocinfod_access.h tools/allocinfod_access.cpp \
 	tools/allocinfod_fs.h tools/allocinfod_fs.cpp \
 	tools/allocinfod_log.h tools/allocinfod_log.cpp \
 	tools/allocinfod_metrics.h tools/allocinfod_metrics.cpp \

@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <new>
 
+#include "allocinfod_access.h"
 #include "allocinfod_log.h"
 #include "allocinfod_report.h"
 
@@ -204,9 +206,10 @@ bool metrics_server::bind_to(const std::string &spec, bool allow_remote, std::st
 	return true;
 }
 
-bool metrics_server::start(reports *src, std::string &why)
+bool metrics_server::start(reports *src, mode_t mode, std::string &why)
 {
 	src_ = src;
+	mode_ = mode;
 	if (pipe2(stop_pipe_, O_CLOEXEC) != 0) {
 		why = std::string("pipe: ") + strerror(errno);
 		return false;
@@ -307,8 +310,15 @@ void metrics_server::serve(int fd)
 	if (query)
 		*query = '\0';
 	if (strcmp(target, "/metrics") == 0) {
+		viewer v = peer_of(fd);
+		if (!v.known && !(mode_ & S_IROTH)) {
+			respond(fd, 403, "Forbidden", "text/plain",
+				"the client is not of this machine, and the mode gives others nothing\n",
+				head);
+			return;
+		}
 		std::string body;
-		src_->metrics(body);
+		src_->metrics(body, v, mode_);
 		respond(fd, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", body, head);
 	} else if (strcmp(target, "/") == 0) {
 		respond(fd, 200, "OK", "text/plain; charset=utf-8",

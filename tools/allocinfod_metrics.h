@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * allocinfod --metrics: a minimal HTTP/1.0 server for Prometheus. GET /metrics
- * answers the text exposition format over every live process (one series per
- * process and call site). One connection at a time, requests bounded in size and
+ * answers the text exposition format over the live processes the client may see
+ * (one series per process and call site): all of them for a client that could
+ * read the combined file, else those whose own file it could read
+ * (allocinfod_access.h); a client that cannot be identified and has no rights as
+ * "others" gets 403. One connection at a time, requests bounded in size and
  * time: it is meant for a scraper, not for the open internet, and binds only to
  * loopback unless told otherwise.
  */
@@ -10,6 +13,7 @@
 #define ALLOCINFOD_METRICS_H
 
 #include <pthread.h>
+#include <sys/types.h>
 
 #include <string>
 
@@ -29,8 +33,9 @@ public:
 	bool bind_to(const std::string &spec, bool allow_remote, std::string &why);
 	/* The address actually bound, "127.0.0.1:9123". */
 	const std::string &address() const { return bound_; }
-	/* Serves in a thread of its own until stop(). */
-	bool start(reports *src, std::string &why);
+	/* Serves in a thread of its own until stop(). mode: that of the served files,
+	 * whose rule the endpoint applies (allocinfod_access.h). */
+	bool start(reports *src, mode_t mode, std::string &why);
 	void stop();
 
 private:
@@ -42,6 +47,7 @@ private:
 	bool running_ = false;
 	pthread_t thread_{};
 	reports *src_ = nullptr;
+	mode_t mode_ = 0400;
 	std::string bound_;
 };
 

@@ -18,12 +18,14 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "allocinfod_access.h"
 #include "site_table.h"
 #include "store_scan.h"
 #include "symbolize.h"
@@ -38,8 +40,10 @@ public:
 	bool process(int pid, std::string &out);
 	/* Whether pid has a live store, and the uid owning it (its file's owner). */
 	bool process_owner(int pid, uid_t &uid);
-	/* Prometheus text exposition, rows kept apart per pid. */
-	void metrics(std::string &out);
+	/* Prometheus text exposition, rows kept apart per pid: every process's for a
+	 * viewer who could read the combined file (the daemon's, with this mode), else
+	 * those of the processes whose own file the viewer could read. */
+	void metrics(std::string &out, const viewer &v, mode_t mode);
 	/* One line per unreadable store: "<path>: <why>". */
 	void problems(std::string &out);
 	/* The pids with a live store, ascending. */
@@ -48,10 +52,17 @@ public:
 private:
 	/* Rescans the store directory into current_ (with mu_ held). */
 	void scan();
+	/* Adds a store to a table within the naming budget; a store that spent it is
+	 * named in naming_problems_ (with mu_ held). */
+	void add_store(allocinfo::site_table &table, const allocinfo::store_entry &e,
+		       const std::string &comm, std::vector<uint32_t> *rows = nullptr);
 
 	std::mutex mu_;			/* protects everything below; serialises scans */
 	allocinfo::symbolizer sym_;
 	std::set<std::string> logged_;	/* problems already logged and still present */
+	/* Stores whose caller tags the last reports could not all name in time, by
+	 * path: listed in the problems file until a report names them all. */
+	std::map<std::string, std::string> naming_problems_;
 	time_t sym_age_ = 0;
 	/* The last scan: the next one reuses the tags of its stores that did not change. */
 	allocinfo::scan_result current_;

@@ -8,6 +8,8 @@ lib_libreader_la_SOURCES = \
 	lib/reader/site_table.h lib/reader/site_table.cpp \
 	lib/reader/report.h lib/reader/report.cpp lib/reader/pprof.cpp \
 	lib/reader/saturating.h \
+	lib/reader/safe_open.h lib/reader/safe_open.cpp \
+	lib/reader/store_owner.h lib/reader/store_owner.cpp \
 	lib/reader/symbolize.h lib/reader/symbolize.cpp \
 	lib/reader/cxxname.h lib/reader/cxxname.cpp
 lib_libreader_la_CXXFLAGS = $(LIB_CXXFLAGS) $(LIBDW_CFLAGS) $(ZLIB_CFLAGS)

@@ -247,6 +247,12 @@ bool render_pprof(std::string &out, const std::vector<site_row> &rows, int64_t t
 			put_int(label, LABEL_STR, (uint64_t)st.id("yes"));
 			put_msg(s, SAMPLE_LABEL, label);
 		}
+		if (!r.user.empty()) {
+			label.clear();
+			put_int(label, LABEL_KEY, (uint64_t)st.id("user"));
+			put_int(label, LABEL_STR, (uint64_t)st.id(r.user));
+			put_msg(s, SAMPLE_LABEL, label);
+		}
 		put_msg(samples, PROFILE_SAMPLE, s);
 	}
 

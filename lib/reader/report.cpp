@@ -18,7 +18,8 @@ namespace allocinfo {
 
 namespace {
 
-/* Orders by (module, file, line, func), then loaded before unloaded, then pid. */
+/* Orders by (module, file, line, func), then loaded before unloaded, then user (root's
+ * first), then pid. */
 int site_cmp(const site_row &a, const site_row &b)
 {
 	int c = a.module.compare(b.module);
@@ -35,6 +36,9 @@ int site_cmp(const site_row &a, const site_row &b)
 		return c;
 	if (a.unloaded != b.unloaded)
 		return a.unloaded ? 1 : -1;
+	c = a.user.compare(b.user);
+	if (c)
+		return c;
 	if (a.pid != b.pid)
 		return a.pid < b.pid ? -1 : 1;
 	return 0;
@@ -338,6 +342,10 @@ void render_text(std::string &out, const std::vector<site_row> &rows, bool human
 			out += " unloaded:yes";
 		if (r.inaccurate)
 			out += " accurate:no";
+		if (!r.user.empty()) {
+			out += " user:";
+			append_text(out, r.user);
+		}
 		out += " \n";	/* the kernel ends every row with a space, too */
 	}
 }
@@ -382,6 +390,10 @@ void render_json(std::string &out, const std::vector<site_row> &rows, int counti
 		append_i64(out, clamp0(r.calls));
 		out += r.unloaded ? ",\"unloaded\":true" : ",\"unloaded\":false";
 		out += r.inaccurate ? ",\"accurate\":false" : ",\"accurate\":true";
+		if (!r.user.empty()) {
+			out += ",\"user\":";
+			append_json_string(out, r.user);
+		}
 		if (r.pid) {
 			out += ",\"pid\":";
 			append_i64(out, r.pid);
@@ -413,6 +425,8 @@ void render_prometheus(std::string &out, const std::vector<site_row> &rows)
 		append_label(l, "func", r.func);
 		if (r.unloaded)
 			append_label(l, "unloaded", "yes");
+		if (!r.user.empty())
+			append_label(l, "user", r.user);
 		if (r.pid) {
 			snprintf(num, sizeof(num), "%d", r.pid);
 			append_label(l, "pid", num);

@@ -7,9 +7,15 @@
  * iostreams. Every renderer appends to `out`; none of them reads the store.
  *
  * Negative sums: a reader that adds up counter shards while they change can see,
- * for a moment, more frees than allocations, so a row's bytes or calls may be
- * negative. merge_rows() keeps the raw sums; every renderer prints a negative value
- * as 0 (see clamp0()), and sort_rows() orders by the value as printed.
+ * for a moment, more frees than allocations. read_store() counts such a tag as 0,
+ * so that no store lowers the rows it shares with others; rows made by hand may
+ * still be negative: merge_rows() keeps the raw sums, every renderer prints a
+ * negative value as 0 (see clamp0()), and sort_rows() orders by the value as
+ * printed.
+ *
+ * Users: rows of different users (site_row::user, "" for root) are never merged;
+ * every renderer shows the user of a row that has one (text " user:NAME", JSON
+ * "user", a Prometheus and a pprof label "user").
  */
 #ifndef ALLOCINFO_REPORT_H
 #define ALLOCINFO_REPORT_H
@@ -31,6 +37,7 @@ struct site_row {
 	int64_t calls = 0;	/* live allocations */
 	bool unloaded = false;	/* its object was dlclose'd: token " unloaded:yes" */
 	bool inaccurate = false;/* token " accurate:no" */
+	std::string user;	/* the user of its processes, "" for root: " user:NAME" */
 	int pid = 0;		/* 0 when rows of several processes were summed */
 	std::string comm;	/* process name (prometheus/json labels), may be empty */
 };
@@ -39,9 +46,9 @@ struct site_row {
 inline int64_t clamp0(int64_t v) { return v < 0 ? 0 : v; }
 
 /*
- * Sums rows whose (module, file, line, func, unloaded) are equal, and with keep_pid
- * whose pid is equal too. The result is sorted by (module, file, line, func), then
- * loaded before unloaded, then by pid. Sums saturate instead of overflowing.
+ * Sums rows whose (module, file, line, func, unloaded, user) are equal, and with
+ * keep_pid whose pid is equal too. The result is sorted by (module, file, line,
+ * func), then loaded before unloaded, then by user (root's first), then by pid. Sums saturate instead of overflowing.
  * A merged row is inaccurate if any of its parts was. With keep_pid it keeps its pid
  * and the first non-empty comm; without, pid is 0 and comm is empty.
  */
@@ -62,9 +69,9 @@ void sort_rows(std::vector<site_row> &rows, sort_key key);
  *
  * Each row is "%12lli %8llu " (bytes, calls), then "file:line [module] func:NAME"
  * (" [module]" left out when module is empty, as the kernel does for built-in code),
- * then " unloaded:yes" and " accurate:no" when they apply, then " \n": like the
- * kernel, every row ends with one space before its newline. Control bytes in the
- * strings are printed as '?' so that a hostile name cannot forge a row.
+ * then " unloaded:yes", " accurate:no" and " user:NAME" when they apply, then " \n":
+ * like the kernel, every row ends with one space before its newline. Control bytes
+ * in the strings are printed as '?' so that a hostile name cannot forge a row.
  *
  * human=true prints the size as a single whitespace-free token "<number><unit>",
  * right-aligned in the same 12 columns: "512B" below 1 KiB, else the value with two

@@ -3,6 +3,7 @@
 #include "site_table.h"
 
 #include <string.h>
+#include <time.h>
 
 #include <algorithm>
 #include <functional>
@@ -20,23 +21,38 @@ size_t mix(size_t h, uint64_t v)
 	return h;
 }
 
+uint64_t clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 } /* namespace */
+
+std::string naming_budget_reason(size_t unnamed)
+{
+	return "naming its caller tags took over " + std::to_string(NAMING_BUDGET_MS) +
+	       " ms: " + std::to_string(unnamed) + " shown unnamed";
+}
 
 bool site_table::raw_key::operator==(const raw_key &o) const
 {
-	return unloaded == o.unloaded && module == o.module && addr == o.addr && pid == o.pid;
+	return unloaded == o.unloaded && module == o.module && addr == o.addr &&
+	       owner == o.owner && pid == o.pid;
 }
 
 bool site_table::row_key::operator==(const row_key &o) const
 {
 	return module == o.module && file == o.file && func == o.func && line == o.line &&
-	       unloaded == o.unloaded && pid == o.pid;
+	       unloaded == o.unloaded && user == o.user && pid == o.pid;
 }
 
 size_t site_table::key_hash::operator()(const raw_key &k) const
 {
 	size_t h = mix(k.unloaded, k.module);
 	h = mix(h, k.addr);
+	h = mix(h, k.owner);
 	return mix(h, (uint32_t)k.pid);
 }
 
@@ -46,6 +62,7 @@ size_t site_table::key_hash::operator()(const row_key &k) const
 	h = mix(h, k.func);
 	h = mix(h, k.line);
 	h = mix(h, k.unloaded);
+	h = mix(h, k.user);
 	return mix(h, (uint32_t)k.pid);
 }
 
@@ -127,9 +144,21 @@ uint32_t site_table::row_for(const row_key &k)
 	return r.first->second;
 }
 
-/* The row a tag adds to; a site seen for the first time is given one. */
-uint32_t site_table::row_of(const tag_snapshot &t, int pid)
+/* Whether the add() under way has spent its naming budget: the CPU time of this
+ * thread, so that a loaded machine does not cut a legitimate store short, or ten
+ * times as much wall time (for time spent waiting on files). */
+bool site_table::out_of_time()
 {
+	return deadline_ns_ && (clock_ns(CLOCK_THREAD_CPUTIME_ID) > deadline_ns_ ||
+				clock_ns(CLOCK_MONOTONIC) > wall_deadline_ns_);
+}
+
+/* The row a tag adds to; a site seen for the first time is given one. *keep is
+ * false for a row that must not be remembered for the tag (named for want of time
+ * in the unnamed form). */
+uint32_t site_table::row_of(const tag_snapshot &t, int pid, bool *keep)
+{
+	*keep = true;
 	bool unloaded = (t.flags & ALLOCINFO_TAGF_UNLOADED) != 0;
 	uint32_t module = name_at(t.module_path, 0);
 	if (!(t.flags & ALLOCINFO_TAGF_DYNAMIC)) {
@@ -138,23 +167,30 @@ uint32_t site_table::row_of(const tag_snapshot &t, int pid)
 		if (t.flags & ALLOCINFO_TAGF_CXX)
 			func = cxx_named(func);
 		row_key rk = {printed(module, as::module), printed(file, as::file),
-			      printed(func, as::word), t.line, unloaded, pid};
+			      printed(func, as::word), t.line, unloaded, user_, pid};
 		return row_for(rk);
 	}
 
-	/* A caller tag is named from its module and address, once. */
-	raw_key k = {unloaded, module, t.addr, pid};
+	/* A caller tag is named from its module and address, once per owner. */
+	raw_key k = {unloaded, module, t.addr, owner_key_, pid};
 	auto found = raw_rows_.find(k);
 	if (found != raw_rows_.end())
 		return found->second;
 	site_row named;
-	name_tag(t, sym_, named);
+	if (sym_ && out_of_time()) {
+		name_tag(t, nullptr, named);
+		*keep = false;
+		unnamed_++;
+	} else {
+		name_tag(t, sym_, named, owner_);
+	}
 	row_key rk = {intern(named.module), intern(named.file), intern(named.func), named.line,
-		      unloaded, pid};
+		      unloaded, user_, pid};
 	uint32_t id = row_for(rk);
 	if (!rows_[id].full && !named.full_func.empty())
 		rows_[id].full = intern(named.full_func);
-	raw_rows_.emplace(k, id);
+	if (*keep)
+		raw_rows_.emplace(k, id);
 	return id;
 }
 
@@ -168,15 +204,25 @@ void site_table::add(const store_snapshot &s, const std::string &comm,
 	if (memo && memo->size() != s.tags.size())
 		memo->assign(s.tags.size(), NONE);
 	int pid = keep_pid_ ? s.pid : 0;
+	owner_ = &s.owner;
+	user_ = intern(s.owner.user);
+	owner_key_ = intern(s.owner.key);
+	unnamed_ = 0;
+	deadline_ns_ = budget_ns_ ? clock_ns(CLOCK_THREAD_CPUTIME_ID) + budget_ns_ : 0;
+	wall_deadline_ns_ = clock_ns(CLOCK_MONOTONIC) + 10 * budget_ns_;
 	for (size_t i = 0; i < s.tags.size(); i++) {
 		const tag_snapshot &t = s.tags[i];
 		if (!tag_listed(t))
 			continue;	/* and not named: an idle caller tag may never be */
 		uint32_t id;
-		if (!memo)
-			id = row_of(t, pid);
-		else if ((id = (*memo)[i]) == NONE)
-			id = (*memo)[i] = row_of(t, pid);
+		bool keep;
+		if (!memo) {
+			id = row_of(t, pid, &keep);
+		} else if ((id = (*memo)[i]) == NONE) {
+			id = row_of(t, pid, &keep);
+			if (keep)
+				(*memo)[i] = id;
+		}
 		row &r = rows_[id];
 		if (r.report != report_) {
 			r.report = report_;
@@ -200,7 +246,7 @@ void site_table::clear_sums()
 
 std::vector<site_row> site_table::rows() const
 {
-	/* merge_rows()'s order: module, file, line, func, loaded first, pid. Rows are
+	/* merge_rows()'s order: module, file, line, func, loaded first, user, pid. Rows are
 	 * distinct in these, so any sort gives the one order. */
 	std::vector<uint32_t> order(reported_);
 	std::sort(order.begin(), order.end(), [this](uint32_t x, uint32_t y) {
@@ -216,6 +262,8 @@ std::vector<site_row> site_table::rows() const
 			return c < 0;
 		if (a.unloaded != b.unloaded)
 			return b.unloaded;
+		if (a.user != b.user && (c = names_[a.user].compare(names_[b.user])))
+			return c < 0;
 		return a.pid < b.pid;
 	});
 
@@ -231,6 +279,7 @@ std::vector<site_row> site_table::rows() const
 		o.bytes = r.bytes;
 		o.calls = r.calls;
 		o.unloaded = r.key.unloaded;
+		o.user = names_[r.key.user];
 		o.pid = r.key.pid;
 		o.comm = r.comm;
 	}

@@ -31,6 +31,13 @@ namespace allocinfo {
 
 class symbolizer;
 
+/* What naming one store's caller tags may cost a reader (site_table's budget): CPU
+ * time of the reading thread, or ten times as much wall time. */
+constexpr uint64_t NAMING_BUDGET_MS = 2000;
+
+/* The problem line's reason for a store whose naming ran out of time. */
+std::string naming_budget_reason(size_t unnamed);
+
 class site_table {
 public:
 	/* sym names caller tags (may be null: "??:0 ... func:0xADDR"). keep_pid: rows
@@ -52,6 +59,18 @@ public:
 	 */
 	void add(const store_snapshot &s, const std::string &comm = std::string(),
 		 std::vector<uint32_t> *memo = nullptr);
+
+	/*
+	 * A time budget for naming the caller tags of one snapshot (one store), in CPU
+	 * time of the calling thread (or ten times as much wall time, for time spent
+	 * waiting): once add() has spent it, the snapshot's remaining caller tags get
+	 * the unnamed form
+	 * ("??:0 ... func:0xADDR") and are not remembered, so that a later add() names
+	 * them (the symbolizer keeps what it found). 0, the default, is no budget.
+	 */
+	void set_naming_budget(uint64_t ms) { budget_ns_ = ms * 1000000; }
+	/* The caller tags that the last add() left unnamed for want of time. */
+	size_t unnamed_for_time() const { return unnamed_; }
 
 	/* The rows added since the table was made or clear_sums() called, merged and
 	 * sorted as merge_rows() returns them. */
@@ -77,6 +96,7 @@ private:
 		uint32_t unloaded;
 		uint32_t module;	/* interned path */
 		uint64_t addr;
+		uint32_t owner;		/* interned store_owner::key: who may read what */
 		int pid;		/* keep_pid, else 0 */
 		bool operator==(const raw_key &o) const;
 	};
@@ -84,6 +104,7 @@ private:
 	struct row_key {
 		uint32_t module, file, func, line;
 		bool unloaded;
+		uint32_t user;		/* interned user name, 0 for root */
 		int pid;
 		bool operator==(const row_key &o) const;
 	};
@@ -107,7 +128,8 @@ private:
 	/* The interned cxx_function_name() of an interned __PRETTY_FUNCTION__. */
 	uint32_t cxx_named(uint32_t name);
 	uint32_t row_for(const row_key &k);
-	uint32_t row_of(const tag_snapshot &t, int pid);
+	uint32_t row_of(const tag_snapshot &t, int pid, bool *keep);
+	bool out_of_time();
 
 	symbolizer *sym_;
 	bool keep_pid_;
@@ -128,6 +150,13 @@ private:
 	std::unordered_map<row_key, uint32_t, key_hash> row_ids_;
 	std::vector<row> rows_;
 	uint64_t report_ = 1;
+	/* The snapshot being added: its owner, and the interned user and key. */
+	const store_owner *owner_ = nullptr;
+	uint32_t user_ = 0, owner_key_ = 0;
+	uint64_t budget_ns_ = 0;
+	uint64_t deadline_ns_ = 0;	/* of the add() under way, in thread CPU time; 0: none */
+	uint64_t wall_deadline_ns_ = 0;
+	size_t unnamed_ = 0;
 	std::vector<uint32_t> reported_;	/* rows of the current report */
 };
 

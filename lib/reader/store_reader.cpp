@@ -123,6 +123,12 @@ std::string one_token(std::string_view s, const char *fallback)
 	return r;
 }
 
+/* Shards past shards_used were never written. */
+uint32_t shards_to_read(const allocinfo_store_header &h)
+{
+	return h.shards_used >= 1 && h.shards_used <= h.nr_cpus ? h.shards_used : h.nr_cpus;
+}
+
 /*
  * The live bytes and calls of slots [0, nr): the sums over the counter shards. The
  * one place where a reader adds up shards.
@@ -132,8 +138,7 @@ bool sum_counters(const store_source &src, const allocinfo_store_header &h, uint
 {
 	sums.assign(nr, allocinfo_counter{0, 0});
 	std::vector<allocinfo_counter> cpu(nr);
-	/* Shards past shards_used were never written. */
-	uint32_t shards = h.shards_used >= 1 && h.shards_used <= h.nr_cpus ? h.shards_used : h.nr_cpus;
+	uint32_t shards = shards_to_read(h);
 	for (uint32_t c = 0; c < shards && nr; c++) {
 		if (!src.read(h.counters_offset + c * h.cpu_stride, cpu.data(),
 			      nr * sizeof(allocinfo_counter)))
@@ -155,6 +160,16 @@ bool same_tags(const allocinfo_store_header &a, const allocinfo_store_header &b)
 	x.enabled = y.enabled = 0;
 	x.shards_used = y.shards_used = 0;
 	return memcmp(&x, &y, sizeof(x)) == 0;
+}
+
+/* A tag's sums, never below zero: one store's tag is added to other stores' tags
+ * of the same site, which a negative value would lower. */
+void set_counts(tag_snapshot &t, const allocinfo_counter &sum, uint32_t &negative)
+{
+	t.bytes = sum.bytes < 0 ? 0 : sum.bytes;
+	t.calls = sum.calls < 0 ? 0 : sum.calls;
+	if (sum.bytes < 0 || sum.calls < 0)
+		negative++;
 }
 
 /* Every full reading of tags gets its own id (see store_snapshot::tags_id). */
@@ -198,6 +213,12 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why,
 		why = "regions out of bounds";
 		return false;
 	}
+	uint64_t counter_bytes = (uint64_t)shards_to_read(h) * h.nr_tags * sizeof(allocinfo_counter);
+	if (counter_bytes > READER_MAX_COUNTER_BYTES) {
+		why = "too many counters to read (" + std::to_string(counter_bytes >> 20) +
+		      " MiB, at most " + std::to_string(READER_MAX_COUNTER_BYTES >> 20) + " MiB)";
+		return false;
+	}
 
 	store_snapshot earlier;
 	if (reuse) {
@@ -225,10 +246,8 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why,
 		out.tags = std::move(earlier.tags);
 		out.strings = std::move(earlier.strings);
 		out.tags_id = earlier.tags_id;
-		for (tag_snapshot &t : out.tags) {
-			t.bytes = sums[t.slot].bytes;
-			t.calls = sums[t.slot].calls;
-		}
+		for (tag_snapshot &t : out.tags)
+			set_counts(t, sums[t.slot], out.negative_tags);
 		return true;
 	}
 
@@ -267,8 +286,7 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why,
 		s.file = strings.at(t.file_off, 0, &bad);
 		s.func = strings.at(t.func_off, 1, &bad);
 		s.module_path = strings.at(t.module_off, 2, &bad);
-		s.bytes = sums[i].bytes;
-		s.calls = sums[i].calls;
+		set_counts(s, sums[i], out.negative_tags);
 		out.tags.push_back(s);
 	}
 	if (bad) {
@@ -347,13 +365,20 @@ std::string printed_file(std::string_view file)
 	return printed_word(report_path(file));
 }
 
-void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r)
+
+std::string negative_tags_reason(uint32_t n)
+{
+	return std::to_string(n) + (n == 1 ? " tag" : " tags") +
+	       " with counts below zero, shown as 0";
+}
+
+void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r, const store_owner *owner)
 {
 	r.module = printed_module(t.module_path);
 	if (t.flags & ALLOCINFO_TAGF_DYNAMIC) {
 		source_location loc;
 		if (sym)
-			sym->lookup(std::string(t.module_path), t.addr, true, loc);
+			sym->lookup(std::string(t.module_path), t.addr, true, loc, owner);
 		else {
 			char hex[32];
 			snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)t.addr);
@@ -392,7 +417,8 @@ void snapshot_rows(const store_snapshot &s, symbolizer *sym, std::vector<site_ro
 		if (!tag_listed(t))
 			continue;
 		site_row r;
-		name_tag(t, sym, r);
+		name_tag(t, sym, r, &s.owner);
+		r.user = s.owner.user;
 		r.bytes = t.bytes;
 		r.calls = t.calls;
 		r.unloaded = (t.flags & ALLOCINFO_TAGF_UNLOADED) != 0;

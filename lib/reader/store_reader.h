@@ -17,6 +17,7 @@
 
 #include "report.h"
 #include "store_format.h"
+#include "store_owner.h"
 
 namespace allocinfo {
 
@@ -82,6 +83,13 @@ struct store_snapshot {
 	 * snapshots only when the later took the earlier's tags over (read_store()). */
 	uint64_t tags_id = 0;
 	allocinfo_store_header header = {};	/* as read, before the tags */
+	/* Tags whose bytes or calls summed below zero over the shards: counted as 0
+	 * (a store may not lower another's figures; a reader racing the writer may
+	 * also see a free before its allocation). */
+	uint32_t negative_tags = 0;
+	/* Who the store speaks for: not read from the store, set by whoever found it
+	 * (store_scan.h); unknown (trusted as root) otherwise. */
+	store_owner owner;
 
 	store_snapshot() = default;
 	store_snapshot(store_snapshot &&) = default;
@@ -90,11 +98,23 @@ struct store_snapshot {
 	store_snapshot &operator=(const store_snapshot &) = delete;
 };
 
-/* Limits past which a store is refused as implausible. */
+/*
+ * What one store may cost a reader (Documentation/security.md): past these limits
+ * a store is refused and named among the problems. The writers stay well inside
+ * them (store.h: 65,536 tags, 16 MiB of strings, at most 4,096 shards). Reading a
+ * store then copies at most 2 MiB of tags, 16 MiB of strings and 256 MiB of
+ * counters, and keeps one tag_snapshot per tag; naming its caller tags costs at
+ * most NAMING_BUDGET_MS (site_table.h).
+ */
 constexpr uint32_t READER_MAX_CPUS = 4097;	/* counter shards */
-constexpr uint32_t READER_MAX_TAGS = 1u << 20;
-constexpr uint64_t READER_MAX_STRINGS = 64ull << 20;
+constexpr uint32_t READER_MAX_TAGS = 1u << 16;
+constexpr uint64_t READER_MAX_STRINGS = 16ull << 20;
 constexpr size_t READER_MAX_STRING = 4096;
+/* The counters read: shards in use times tags, 16 bytes each. */
+constexpr uint64_t READER_MAX_COUNTER_BYTES = 256ull << 20;
+
+/* The problem line's reason for a store with negative_tags. */
+std::string negative_tags_reason(uint32_t n);
 
 /*
  * Reads and validates a store. On failure returns false and says why in one line.
@@ -111,8 +131,10 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why,
 		store_snapshot *reuse = nullptr);
 
 /* The name of one tag as every report shows it (module, file, line, func; one
- * word each): what snapshot_rows() puts in a row, and the BPF store in its tags map. */
-void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r);
+ * word each): what snapshot_rows() puts in a row, and the BPF store in its tags map.
+ * A caller tag is named only from files that owner (when given) could read. */
+void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r,
+	      const store_owner *owner = nullptr);
 
 /* Its parts: a module as its path's basename, and a file or function name, each
  * as one word (blanks and control bytes as '_'; "??" for none). */
@@ -134,7 +156,8 @@ std::string printed_file(std::string_view file);
 bool tag_listed(const tag_snapshot &t);
 
 /* Report rows for a snapshot. Caller tags are named through sym (file:line from
- * debug info) when it is given, else shown as "??:0 ... func:0xADDR". */
+ * debug info) when it is given, else shown as "??:0 ... func:0xADDR". Rows carry
+ * the user of the snapshot's owner. */
 void snapshot_rows(const store_snapshot &s, symbolizer *sym, std::vector<site_row> &rows);
 
 } /* namespace allocinfo */

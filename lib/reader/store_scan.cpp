@@ -393,6 +393,9 @@ examination examine(const std::string &path, int pid, bool writable, bool keep_f
 	out.pid = pid;
 	out.path = path;
 	out.snap = std::move(snap);
+	/* Whose lines these are: the process's real user, never what the store says. */
+	if (!read_store_owner(pid, out.snap.owner))
+		out.snap.owner = make_store_owner(uids[0], std::vector<gid_t>());
 	out.comm = read_comm(pid);
 	out.dev = ex.dev;
 	out.ino = ex.ino;

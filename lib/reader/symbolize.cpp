@@ -19,9 +19,15 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
+
+#include "safe_open.h"
 
 namespace allocinfo {
 
@@ -32,44 +38,155 @@ namespace {
 constexpr size_t max_modules = 64;
 constexpr size_t max_results = 65536;
 
-/* Reporting the ELF ourselves, libdwfl never has to look for one. */
+/* Reporting the ELF ourselves (an open descriptor), libdwfl never has to look for one. */
 int find_elf_none(Dwfl_Module *, void **, const char *, Dwarf_Addr, char **, Elf **)
 {
 	return -1;
 }
 
-/* The standard search, except that it is skipped entirely when debuginfod is
- * configured: a lookup must not wait on the network. */
-int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
-			 Dwarf_Addr base, const char *file_name, const char *debuglink_file,
-			 GElf_Word debuglink_crc, char **debuginfo_file_name)
+const char DEBUG_ROOT[] = "/usr/lib/debug";
+
+/* Whether the separate debug file open at fd belongs to mod: the same build-id
+ * when mod has one, else the CRC that its .gnu_debuglink gives. */
+bool debug_file_matches(Dwfl_Module *mod, int fd, GElf_Word crc, bool have_crc)
+{
+	const unsigned char *want = nullptr;
+	GElf_Addr vaddr;
+	int want_len = dwfl_module_build_id(mod, &want, &vaddr);
+	if (want_len > 0) {
+		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+		if (!elf)
+			return false;
+		const void *id = nullptr;
+		ssize_t len = dwelf_elf_gnu_build_id(elf, &id);
+		bool same = len == want_len && memcmp(id, want, (size_t)len) == 0;
+		elf_end(elf);
+		return same;
+	}
+	if (!have_crc)
+		return false;
+	uLong sum = crc32(0, Z_NULL, 0);
+	unsigned char buf[65536];
+	off_t off = 0;
+	for (;;) {
+		ssize_t n = pread(fd, buf, sizeof(buf), off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return false;
+		if (n == 0)
+			break;
+		sum = crc32(sum, buf, (uInt)n);
+		off += n;
+	}
+	return (GElf_Word)sum == crc;
+}
+
+/* Tries one candidate path for mod's separate debug file; its descriptor or -1. */
+int try_debug_file(Dwfl_Module *mod, const std::string &path, GElf_Word crc, bool have_crc,
+		   char **found)
+{
+	struct stat st;
+	int fd = open_regular(path.c_str(), &st);
+	if (fd < 0)
+		return -1;
+	if (!debug_file_matches(mod, fd, crc, have_crc)) {
+		close(fd);
+		return -1;
+	}
+	*found = strdup(path.c_str());
+	if (!*found) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * libdwfl's standard search for a separate debug file (build-id under
+ * /usr/lib/debug/.build-id, then the .gnu_debuglink name next to the object, in its
+ * .debug directory and under /usr/lib/debug), with every file opened the way of
+ * safe_open.h: a store names the object, so the object's owner chooses these paths,
+ * and dwfl_standard_find_debuginfo would open a FIFO there and wait forever. Skipped
+ * entirely when debuginfod is configured: a lookup must not wait on the network.
+ */
+int find_debuginfo_safe(Dwfl_Module *mod, void **, const char *, Dwarf_Addr,
+			const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			char **debuginfo_file_name)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
 	if (urls && *urls)
 		return -1;
-	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-					    debuglink_file, debuglink_crc, debuginfo_file_name);
+	*debuginfo_file_name = nullptr;
+
+	const unsigned char *id = nullptr;
+	GElf_Addr vaddr;
+	int id_len = dwfl_module_build_id(mod, &id, &vaddr);
+	if (id_len > 1 && id_len <= 64) {
+		static const char hex[] = "0123456789abcdef";
+		std::string path = std::string(DEBUG_ROOT) + "/.build-id/";
+		for (int i = 0; i < id_len; i++) {
+			path += hex[id[i] >> 4];
+			path += hex[id[i] & 15];
+			if (i == 0)
+				path += '/';
+		}
+		path += ".debug";
+		int fd = try_debug_file(mod, path, debuglink_crc, false, debuginfo_file_name);
+		if (fd >= 0)
+			return fd;
+	}
+
+	if (!debuglink_file || !*debuglink_file || !file_name || !*file_name)
+		return -1;
+	std::string link = debuglink_file;
+	std::vector<std::string> candidates;
+	if (link[0] == '/') {
+		candidates.push_back(link);
+	} else {
+		std::string file = file_name;
+		size_t slash = file.rfind('/');
+		std::string dir = slash == std::string::npos ? "." : file.substr(0, slash);
+		std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
+		if (link != base)	/* the object itself is not its own debug file */
+			candidates.push_back(dir + "/" + link);
+		candidates.push_back(dir + "/.debug/" + link);
+		if (dir[0] == '/')
+			candidates.push_back(std::string(DEBUG_ROOT) + dir + "/" + link);
+	}
+	for (const std::string &c : candidates) {
+		int fd = try_debug_file(mod, c, debuglink_crc, true, debuginfo_file_name);
+		if (fd >= 0)
+			return fd;
+	}
+	return -1;
 }
 
 char *debuginfo_path = nullptr; /* null: the default search path */
 
 const Dwfl_Callbacks offline_callbacks = {
 	find_elf_none,
-	find_debuginfo_local,
+	find_debuginfo_safe,
 	dwfl_offline_section_address,
 	&debuginfo_path,
 };
 
-/* Base 0 and no p_vaddr added: module addresses are link-time vaddrs (up to the
- * bias that lookups add back, non-zero only when the first PT_LOAD is not at 0). */
-Dwfl *open_module(const char *path, Dwfl_Module **modp)
+/* The object at path, open at fd (which libdwfl owns from now on, or which is
+ * closed here). Base 0 and no p_vaddr added: module addresses are link-time vaddrs
+ * (up to the bias that lookups add back, non-zero only when the first PT_LOAD is
+ * not at 0). */
+Dwfl *open_module(const char *path, int fd, Dwfl_Module **modp)
 {
 	*modp = nullptr;
 	Dwfl *dwfl = dwfl_begin(&offline_callbacks);
-	if (!dwfl)
+	if (!dwfl) {
+		close(fd);
 		return nullptr;
+	}
 	dwfl_report_begin(dwfl);
-	Dwfl_Module *mod = dwfl_report_elf(dwfl, path, path, -1, 0, false);
+	Dwfl_Module *mod = dwfl_report_elf(dwfl, path, path, fd, 0, false);
+	if (!mod)
+		close(fd);	/* not taken when the report fails */
 	if (dwfl_report_end(dwfl, nullptr, nullptr) != 0 || !mod) {
 		dwfl_end(dwfl);
 		return nullptr;
@@ -299,7 +416,157 @@ struct open_file {
 	uint64_t gen = 0; /* distinct per opening: keys the results */
 	bool cus_indexed = false;
 	std::vector<cu_range> cus; /* sorted by lo */
+	/* The functions of each CU (by its DIE offset), made once: see function_at(). */
+	std::unordered_map<Dwarf_Off, std::vector<cu_range>> functions;
+	/* The ELF symbols that name code, sorted by address: see symbol_at(). */
+	bool symbols_indexed = false;
+	struct symbol {
+		Dwarf_Addr addr, end;	/* end: of its size, or of its section if sizeless */
+		const char *name;
+		bool global, sized;
+	};
+	std::vector<symbol> symbols;
 };
+
+/*
+ * The ranges of the subprograms of a CU that hold code, found once per CU: those at
+ * its top level and inside namespaces and classes. dwarf_getscopes() walks the
+ * whole CU for every address, which for a CU of many functions makes each lookup
+ * as slow as the CU is large.
+ */
+void index_functions(Dwarf_Die *cu, std::vector<cu_range> &out)
+{
+	std::vector<Dwarf_Die> pending(1, *cu);
+	while (!pending.empty()) {
+		Dwarf_Die parent = pending.back();
+		pending.pop_back();
+		Dwarf_Die child;
+		if (dwarf_child(&parent, &child) != 0)
+			continue;
+		do {
+			int tag = dwarf_tag(&child);
+			if (tag == DW_TAG_subprogram) {
+				ptrdiff_t it = 0;
+				Dwarf_Addr base = 0, lo = 0, hi = 0;
+				for (int k = 0; k < 4096 && (it = dwarf_ranges(&child, it, &base, &lo, &hi)) > 0; ++k)
+					if (lo < hi)
+						out.push_back({lo, hi, child});
+				pending.push_back(child);	/* nested functions (GNU C) */
+			} else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+				   tag == DW_TAG_structure_type || tag == DW_TAG_union_type) {
+				pending.push_back(child);
+			}
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	std::sort(out.begin(), out.end(),
+		  [](const cu_range &a, const cu_range &b) { return a.lo < b.lo; });
+}
+
+/* The innermost inlined subroutine under fn that covers pc (through lexical
+ * blocks), else fn itself. */
+Dwarf_Die innermost_inline(Dwarf_Die fn, Dwarf_Addr pc)
+{
+	Dwarf_Die func = fn, cur = fn;
+	for (int depth = 0; depth < 64; depth++) {
+		Dwarf_Die child;
+		bool deeper = false;
+		if (dwarf_child(&cur, &child) == 0) {
+			do {
+				int tag = dwarf_tag(&child);
+				if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) &&
+				    dwarf_haspc(&child, pc) == 1) {
+					if (tag == DW_TAG_inlined_subroutine)
+						func = child;
+					cur = child;
+					deeper = true;
+					break;
+				}
+			} while (dwarf_siblingof(&child, &child) == 0);
+		}
+		if (!deeper)
+			break;
+	}
+	return func;
+}
+
+/*
+ * The innermost function scope (subprogram or inlined subroutine) covering pc in
+ * cu, through the CU's function index: what the first function scope of
+ * dwarf_getscopes() is, at the cost of a binary search and of the one function.
+ */
+bool function_at(open_file &f, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *out)
+{
+	std::vector<cu_range> &fns = f.functions[dwarf_dieoffset(cu)];
+	if (fns.empty())
+		index_functions(cu, fns);
+	auto it = std::upper_bound(fns.begin(), fns.end(), pc,
+				   [](Dwarf_Addr v, const cu_range &r) { return v < r.lo; });
+	/* Ranges may nest (a function's cold part): look back a little. */
+	for (int back = 0; it != fns.begin() && back < 16; back++) {
+		--it;
+		if (pc < it->hi) {
+			*out = innermost_inline(it->cu, pc);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The ELF symbol naming the code at addr (a module address), through an index of
+ * the symbol table made once: libdwfl's dwfl_module_addrname() reads every symbol
+ * for every address. As it does: the symbol that contains addr, else the closest
+ * sizeless one below it; among symbols at one address, a global one.
+ */
+const char *symbol_at(open_file &f, Dwarf_Addr addr)
+{
+	if (!f.symbols_indexed) {
+		f.symbols_indexed = true;
+		GElf_Addr bias = 0;
+		Elf *elf = dwfl_module_getelf(f.mod, &bias);
+		int n = elf ? dwfl_module_getsymtab(f.mod) : 0;
+		for (int i = 1; i < n; i++) {
+			GElf_Sym sym;
+			GElf_Addr value;
+			GElf_Word shndx;
+			const char *name = dwfl_module_getsym_info(f.mod, i, &sym, &value, &shndx,
+								   nullptr, nullptr);
+			int type = GELF_ST_TYPE(sym.st_info);
+			if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
+			    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE))
+				continue;
+			Dwarf_Addr end = value + sym.st_size;
+			if (!sym.st_size) {
+				/* Sizeless: it may stand for what follows, in its section. */
+				GElf_Shdr shdr;
+				Elf_Scn *scn = elf_getscn(elf, shndx);
+				if (!scn || !gelf_getshdr(scn, &shdr))
+					continue;
+				end = shdr.sh_addr + bias + shdr.sh_size;
+			}
+			f.symbols.push_back({value, end, name,
+					     GELF_ST_BIND(sym.st_info) == STB_GLOBAL,
+					     sym.st_size != 0});
+		}
+		std::stable_sort(f.symbols.begin(), f.symbols.end(),
+				 [](const open_file::symbol &a, const open_file::symbol &b) {
+					 return a.addr < b.addr;
+				 });
+	}
+	auto it = std::upper_bound(f.symbols.begin(), f.symbols.end(), addr,
+				   [](Dwarf_Addr v, const open_file::symbol &s) { return v < s.addr; });
+	const open_file::symbol *best = nullptr;
+	for (int back = 0; it != f.symbols.begin() && back < 64; back++) {
+		--it;
+		if (addr >= it->end)
+			continue;
+		if (best && best->addr != it->addr)
+			break;	/* the closest address wins */
+		if (!best || (it->global && !best->global) || (it->sized && !best->sized))
+			best = &*it;
+	}
+	return best ? best->name : nullptr;
+}
 
 /*
  * libdwfl (0.188) finds an address's CU through .debug_aranges only, which Clang
@@ -378,19 +645,15 @@ bool resolve(open_file &f, uint64_t vaddr, bool is_return_address, source_locati
 
 	std::string func, full;
 	if (cu) {
-		Dwarf_Die *scopes = nullptr;
-		int n = dwarf_getscopes(cu, addr - dwbias, &scopes);
-		int i = next_function_scope(scopes, n, 0);
-		if (i >= 0) {
-			Dwarf_Die die = scopes[i];
+		Dwarf_Die die;
+		if (function_at(f, cu, addr - dwbias, &die)) {
 			if (found)
 				skip_system_headers(cu, &die, out);
 			scope_names(cu, &die, func, full);
 		}
-		free(scopes);
 	}
 	if (func.empty()) {
-		const char *sym = dwfl_module_addrname(mod, addr);
+		const char *sym = symbol_at(f, addr);
 		if (sym && *sym) {
 			func = demangled_function_name(sym);
 			full = demangled_full_name(sym);
@@ -432,6 +695,8 @@ struct symbolizer::state {
 
 	std::mutex lock;
 	std::unordered_map<std::string, open_file> modules;
+	/* owner_may_read() answers, by path, file identity and owner. */
+	std::unordered_map<std::string, bool> access;
 	std::unordered_map<key, answer, key_hash> results;
 	uint64_t next_gen = 1;
 	/* The on-disk cache: "dev ino size mtime.ns vaddr ret" -> answer. */
@@ -458,6 +723,34 @@ struct symbolizer::state {
 				dwfl_end(m.second.dwfl);
 		modules.clear();
 		results.clear();
+		access.clear();
+	}
+
+	/* owner_may_read(), remembered (with the lock held). */
+	bool may_read(const store_owner &who, const std::string &path, const struct stat &sb)
+	{
+		std::string k = persistent_key(sb, 0, false) + " " + who.key + " " + path;
+		auto it = access.find(k);
+		if (it != access.end())
+			return it->second;
+		if (access.size() >= max_results)
+			access.clear();
+		bool ok = owner_may_read(who, path, sb);
+		access.emplace(k, ok);
+		return ok;
+	}
+
+	/* Whether who may read the separate debug file that libdwfl loaded for m, if
+	 * any (with the lock held). */
+	bool may_read_debug_file(const store_owner &who, open_file &m)
+	{
+		const char *main_file = nullptr, *debug_file = nullptr;
+		dwfl_module_info(m.mod, nullptr, nullptr, nullptr, nullptr, nullptr, &main_file,
+				 &debug_file);
+		if (!debug_file || (main_file && strcmp(main_file, debug_file) == 0))
+			return true;
+		struct stat st;
+		return stat(debug_file, &st) == 0 && may_read(who, debug_file, st);
 	}
 
 	static bool same_file(const open_file &m, const struct stat &sb)
@@ -466,12 +759,15 @@ struct symbolizer::state {
 		       m.mtime.tv_sec == sb.st_mtim.tv_sec && m.mtime.tv_nsec == sb.st_mtim.tv_nsec;
 	}
 
-	open_file &get(const std::string &path, const struct stat &sb)
+	/* The object at path, open at fd (taken: kept or closed). */
+	open_file &get(const std::string &path, const struct stat &sb, int fd)
 	{
 		auto it = modules.find(path);
 		if (it != modules.end()) {
-			if (same_file(it->second, sb))
+			if (same_file(it->second, sb)) {
+				close(fd);
 				return it->second;
+			}
 			/* Rebuilt: its old answers are keyed by the old gen and never hit. */
 			if (it->second.dwfl)
 				dwfl_end(it->second.dwfl);
@@ -485,7 +781,7 @@ struct symbolizer::state {
 		m.size = sb.st_size;
 		m.mtime = sb.st_mtim;
 		m.gen = next_gen++;
-		m.dwfl = open_module(path.c_str(), &m.mod);
+		m.dwfl = open_module(path.c_str(), fd, &m.mod);
 		return modules.emplace(path, m).first->second;
 	}
 };
@@ -495,7 +791,7 @@ symbolizer::symbolizer() : st_(new state) {}
 symbolizer::~symbolizer() = default;
 
 bool symbolizer::lookup(const std::string &path, uint64_t vaddr, bool is_return_address,
-			source_location &out)
+			source_location &out, const store_owner *who)
 {
 	char hex[2 + 16 + 1];
 	snprintf(hex, sizeof(hex), "0x%" PRIx64, vaddr);
@@ -504,32 +800,49 @@ bool symbolizer::lookup(const std::string &path, uint64_t vaddr, bool is_return_
 	out.func = hex;
 	out.full_func = hex;
 
-	/* Only regular files: opening a FIFO or a device could block or have effects. */
+	/* Only regular files, opened without blocking (safe_open.h). */
 	struct stat sb;
-	if (path.empty() || stat(path.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode))
+	int fd = path.empty() ? -1 : open_regular(path.c_str(), &sb);
+	if (fd < 0)
 		return false;
 
+	/* Answers for another user than ours are checked, and never kept on disk:
+	 * the disk cache does not say which debug file an answer came from. */
+	bool check = who && !who->is_root() && who->uid != geteuid();
 	std::lock_guard<std::mutex> guard(st_->lock);
+	if (check && !st_->may_read(*who, path, sb)) {
+		close(fd);
+		return false;
+	}
 	std::string pkey;
-	if (st_->persistent_on) {
+	if (st_->persistent_on && !check) {
 		pkey = state::persistent_key(sb, vaddr, is_return_address);
 		auto hit = st_->persistent.find(pkey);
 		if (hit != st_->persistent.end()) {
+			close(fd);
 			out = hit->second.loc;
 			return hit->second.found;
 		}
 	}
-	open_file &m = st_->get(path, sb);
+	open_file &m = st_->get(path, sb, fd);
 	if (!m.mod)
 		return false;
 	state::key k = {m.gen, vaddr, is_return_address};
 	auto it = st_->results.find(k);
 	if (it != st_->results.end()) {
+		if (check && !st_->may_read_debug_file(*who, m))
+			return false;
 		out = it->second.loc;
 		return it->second.found;
 	}
 	state::answer a = {out, false};
 	a.found = resolve(m, vaddr, is_return_address, a.loc);
+	if (check && !st_->may_read_debug_file(*who, m)) {
+		if (st_->results.size() >= max_results)
+			st_->results.clear();
+		st_->results.emplace(k, a);
+		return false;
+	}
 	if (st_->results.size() >= max_results)
 		st_->results.clear();
 	st_->results.emplace(k, a);
@@ -547,7 +860,16 @@ bool symbolizer::lookup(const std::string &path, uint64_t vaddr, bool is_return_
  * of another shape (an older format) are skipped. */
 bool symbolizer::load_cache(const std::string &file)
 {
-	FILE *f = fopen(file.c_str(), "re");
+	/* A regular file, opened without blocking, read up to a bound. */
+	struct stat st;
+	int fd = open_regular(file.c_str(), &st, true);
+	if (fd >= 0 && st.st_size > (off_t)(64 << 20)) {	/* not one we wrote */
+		close(fd);
+		fd = -1;
+	}
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : nullptr;
+	if (fd >= 0 && !f)
+		close(fd);
 	std::lock_guard<std::mutex> guard(st_->lock);
 	st_->persistent_on = true;	/* from now on, answers are remembered */
 	if (!f)
@@ -595,10 +917,16 @@ bool symbolizer::save_cache(const std::string &file)
 	std::lock_guard<std::mutex> guard(st_->lock);
 	if (!st_->persistent_dirty)
 		return true;
+	/* A file of our own: never through a link someone left in its place. */
 	std::string tmp = file + ".tmp";
-	FILE *f = fopen(tmp.c_str(), "we");
-	if (!f)
+	unlink(tmp.c_str());
+	int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : nullptr;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return false;
+	}
 	for (const auto &e : st_->persistent)
 		fprintf(f, "%s\t%d\t%u\t%s\t%s\t%s\n", e.first.c_str(), e.second.found ? 1 : 0,
 			e.second.loc.line, e.second.loc.file.c_str(), e.second.loc.func.c_str(),

@@ -23,10 +23,20 @@
  *    shows the user's line. The walk stops at the first location outside
  *    /usr/include/, or at an out-of-line function, whose location is then kept.
  *
- * Separate debug files are found the standard way (build-id, .gnu_debuglink),
- * except that when DEBUGINFOD_URLS is set no separate file is looked for at all:
- * the lookup would otherwise wait on the network, possibly inside the profiled
- * process. Objects without DWARF then fall back to their symbol table.
+ * Separate debug files are found where libdwfl's standard search looks (build-id
+ * under /usr/lib/debug/.build-id, the .gnu_debuglink name next to the object, in
+ * its .debug directory and under /usr/lib/debug), by a search of our own: the paths
+ * come from an object that a store names, so every file, the object included, is
+ * opened as safe_open.h says (a regular file, without blocking), and a debug file
+ * is used only when its build-id (or debug link CRC) matches. When DEBUGINFOD_URLS
+ * is set no separate file is looked for at all: the lookup would otherwise wait on
+ * the network, possibly inside the profiled process. Objects without DWARF then
+ * fall back to their symbol table.
+ *
+ * A lookup costs a binary search once the object is open: the functions of each
+ * compilation unit and the object's code symbols are indexed the first time they
+ * are needed (libdw's own dwarf_getscopes() and dwfl_module_addrname() are linear
+ * in the size of the CU and of the symbol table).
  *
  * Bad input (missing or non-regular file, not ELF, truncated, address outside the
  * object) gives the unknown forms. Files are re-opened when their device, inode,
@@ -38,6 +48,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+
+#include "store_owner.h"
 
 namespace allocinfo {
 
@@ -60,9 +72,14 @@ public:
 	 * address in it. With is_return_address, file:line and func are those of
 	 * vaddr - 1 (the call instruction, not the one after it). Always fills out;
 	 * returns true when file:line were found. Thread-safe.
+	 *
+	 * who, when given, is the user the answer is for (the owner of the store that
+	 * names the address): unless this reader runs as that user or who is root, the
+	 * object and its separate debug file are used only if who could read them
+	 * (owner_may_read()), and the unknown forms are given otherwise.
 	 */
 	bool lookup(const std::string &path, uint64_t vaddr, bool is_return_address,
-		    source_location &out);
+		    source_location &out, const store_owner *who = nullptr);
 
 	/* Drops every cached result and closes every open file. */
 	void clear();

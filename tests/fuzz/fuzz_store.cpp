@@ -5,7 +5,10 @@
  * output must keep its shape whatever the store holds: the text report has its two
  * header lines and one line per row, the Prometheus text two lines per row plus its
  * four comments (a hostile name must never add a line or a token). The site table,
- * which the tools use instead of merge_rows(), must give exactly its rows.
+ * which the tools use instead of merge_rows(), must give exactly its rows. No tag
+ * may be below zero once read, and naming the store's caller tags as another
+ * user's, through a real symbolizer, must keep every line's shape (the objects
+ * named are opened only when regular files, without blocking).
  *
  * Built with libFuzzer by `make fuzz`; replayed over the corpus without libFuzzer by
  * fuzz_replay in `make check`.
@@ -20,7 +23,9 @@
 
 #include "report.h"
 #include "site_table.h"
+#include "store_owner.h"
 #include "store_reader.h"
+#include "symbolize.h"
 
 using namespace allocinfo;
 
@@ -82,6 +87,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 
+	/* No tag is below zero once read: a store cannot lower other stores' lines. */
+	for (const tag_snapshot &t : snap.tags)
+		check(t.bytes >= 0 && t.calls >= 0, "negative tag after read_store");
+
 	std::vector<site_row> rows;
 	snapshot_rows(snap, nullptr, rows);
 	std::vector<site_row> merged = merge_rows(rows, false);
@@ -102,6 +111,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(!json.empty() && json.back() == '\n', "json: unterminated");
 	render_prometheus(prom, per_pid);
 	check(lines(prom) == 4 + 2 * per_pid.size(), "prometheus: not two lines per row");
+
+	/* Named through a symbolizer, as another user's store, within a budget: the
+	 * objects the store names are opened (never a FIFO or a device), each line
+	 * keeps its shape and carries the user. */
+	static symbolizer sym;
+	snap.owner = make_store_owner(65534, std::vector<gid_t>(1, 65534));
+	site_table named(&sym, false);
+	named.set_naming_budget(NAMING_BUDGET_MS);
+	named.add(snap);
+	std::vector<site_row> named_rows = named.rows();
+	std::string named_text;
+	render_text(named_text, named_rows);
+	check_text(named_text, named_rows.size());
+	for (const site_row &r : named_rows)
+		check(r.user == snap.owner.user && !r.user.empty(), "another user's row without its user");
 
 	sort_rows(per_pid, sort_key::bytes);
 	sort_rows(per_pid, sort_key::calls);

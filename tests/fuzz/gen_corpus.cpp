@@ -165,6 +165,32 @@ int main(int argc, char **argv)
 		 {{INT64_MIN, INT64_MIN}, {-1, -1}, {0, 0}, {0, 0}}},
 		{ALLOCINFO_TAGF_USED, "big.c", "f", "/bin/m", 2, 0, {{1, 1}, {0, 0}, {0, 0}, {0, 0}}},
 	}));
+	/* Another program's site with negative counts, as a store that would lower
+	 * that program's line in the combined report. */
+	put("valid-negative-site", build(2, 8, {
+		{ALLOCINFO_TAGF_USED, "hold.c", "main", "/usr/bin/hold", 7, 0,
+		 {{-102000, -4}, {0, 0}}},
+		{ALLOCINFO_TAGF_USED | ALLOCINFO_TAGF_DYNAMIC, "", "", "/usr/bin/hold", 0, 0x1139,
+		 {{-1, 0}, {0, -1}}},
+	}));
+	/* Caller tags in objects that are not regular files, or not there: a reader must
+	 * not open, block on or read them. */
+	put("valid-hostile-modules", build(2, 16, {
+		{ALLOCINFO_TAGF_USED | ALLOCINFO_TAGF_DYNAMIC, "", "", "/dev/zero", 0, 0x1000,
+		 {{1, 1}, {0, 0}}},
+		{ALLOCINFO_TAGF_USED | ALLOCINFO_TAGF_DYNAMIC, "", "", "/dev/stdin", 0, 0x1000,
+		 {{1, 1}, {0, 0}}},
+		{ALLOCINFO_TAGF_USED | ALLOCINFO_TAGF_DYNAMIC, "", "", "/proc/self/fd/0", 0, 0,
+		 {{1, 1}, {0, 0}}},
+		{ALLOCINFO_TAGF_USED | ALLOCINFO_TAGF_DYNAMIC, "", "", "/tmp", 0, ~0ull,
+		 {{1, 1}, {0, 0}}},
+		{ALLOCINFO_TAGF_USED | ALLOCINFO_TAGF_DYNAMIC, "", "", "/nonexistent/x.so", 0, 1,
+		 {{1, 1}, {0, 0}}},
+		{ALLOCINFO_TAGF_USED | ALLOCINFO_TAGF_DYNAMIC, "", "", "/proc/self/exe", 0,
+		 0x8000000000000000ull, {{1, 1}, {0, 0}}},
+		{ALLOCINFO_TAGF_USED | ALLOCINFO_TAGF_DYNAMIC, "", "", "/etc/shadow", 0, 0x10,
+		 {{1, 1}, {0, 0}}},
+	}));
 	{
 		std::vector<tag> t = basic_tags();
 		t[1].seq = 3;	/* a slot being rewritten */
@@ -212,6 +238,12 @@ int main(int argc, char **argv)
 		s = good;
 		header(s)->tag_capacity = 0;
 		put("bad-capacity", s);
+		s = good;
+		header(s)->tag_capacity = 65537;	/* past the readers' bound */
+		put("bad-too-many-tags", s);
+		s = good;
+		header(s)->strings_capacity = (16ull << 20) + 1;
+		put("bad-too-many-strings", s);
 		s = good;
 		header(s)->exe_off = 0xfffffff0u;
 		put("bad-exe-offset", s);

@@ -20,7 +20,7 @@ FUZZ_SANITIZE = fuzzer,address,undefined
 FUZZ_FLAGS =
 # The reader's sources, compiled with the fuzzer's coverage instrumentation.
 FUZZ_READER = lib/reader/store_reader.cpp lib/reader/site_table.cpp lib/reader/report.cpp lib/reader/symbolize.cpp \
-	lib/reader/cxxname.cpp
+	lib/reader/cxxname.cpp lib/reader/safe_open.cpp lib/reader/store_owner.cpp lib/store/procfs.cpp
 
 tests/fuzz/fuzz_store: $(top_srcdir)/tests/fuzz/fuzz_store.cpp \
 		$(addprefix $(top_srcdir)/,$(FUZZ_READER)) config.h
@@ -28,7 +28,7 @@ tests/fuzz/fuzz_store: $(top_srcdir)/tests/fuzz/fuzz_store.cpp \
 	$(FUZZ_CXX) -std=gnu++17 -g -O1 -fno-omit-frame-pointer -fsanitize=$(FUZZ_SANITIZE) \
 		-fno-sanitize-recover=all $(AM_CPPFLAGS) $(LIBDW_CFLAGS) \
 		$(top_srcdir)/tests/fuzz/fuzz_store.cpp \
-		$(addprefix $(top_srcdir)/,$(FUZZ_READER)) -o $@ $(LIBDW_LIBS)
+		$(addprefix $(top_srcdir)/,$(FUZZ_READER)) -o $@ $(LIBDW_LIBS) $(ZLIB_LIBS)
 
 fuzz: tests/fuzz/fuzz_store
 	$(MKDIR_P) tests/fuzz/work tests/fuzz/artifacts

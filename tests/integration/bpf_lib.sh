@@ -110,10 +110,11 @@ same_rows() {
 	fi
 }
 
-# expect_row FILE BYTES CALLS LINE: FILE has the row of bpf_prog.c:LINE, exactly.
+# expect_row FILE BYTES CALLS LINE [TOKENS]: FILE has the row of bpf_prog.c:LINE,
+# exactly, ending with TOKENS when given (" user:nobody").
 expect_row() {
 	row=$(printf '%12s %8s ' "$2" "$3")
-	grep -q -x -E "$row[^ ]*bpf_prog\.c:$4 \[bpf_prog\] func:main " "$1" ||
+	grep -q -x -E "$row[^ ]*bpf_prog\.c:$4 \[bpf_prog\] func:main${5:-} " "$1" ||
 		fail "$1 has no row \"$row...bpf_prog.c:$4 [bpf_prog] func:main\""
 }
 

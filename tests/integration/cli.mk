@@ -24,9 +24,16 @@ CLI_TESTS = \
 	tests/integration/cli_switch.sh \
 	tests/integration/cli_stale.sh \
 	tests/integration/cli_hostile.sh \
-	tests/integration/cli_usage.sh
+	tests/integration/cli_usage.sh \
+	tests/integration/cli_debuglink.sh \
+	tests/integration/cli_budget.sh \
+	tests/integration/cli_users.sh \
+	tests/integration/cli_unreadable.sh \
+	tests/integration/cli_files.sh \
+	tests/integration/cli_bounds.sh
 TESTS += $(CLI_TESTS)
-EXTRA_DIST += $(CLI_TESTS) tests/integration/cli_lib.sh
+EXTRA_DIST += $(CLI_TESTS) tests/integration/cli_lib.sh \
+	tests/integration/nobody_lib.sh tests/integration/nobody_prog.c
 
 # The store discovery's checks, against synthetic stores (CMocka).
 if ENABLE_UNIT

@@ -8,7 +8,24 @@
  * read from /proc) with two tags:
  *   forged.c:7 [forged.so] func:forged          4096 bytes, 2 calls (over 2 CPUs)
  *   "evil\nname.c":1 [forged.so] "func x 1 y"    3 bytes, 1 call
- * Every other KIND is the good store with one thing broken (see kinds[] below).
+ * Every other KIND is the good store with one thing broken (see kinds[] below),
+ * but for
+ *
+ *   cli_forge callers PATH PID N MODULE...
+ *
+ * a valid store of N caller tags, tag i at address BASE + 16 * i in the i-th
+ * MODULE (cycling through them), each holding 1 byte in 1 allocation (N may be
+ * given as N+BASE; BASE is 0x1000 otherwise); and
+ *
+ *   cli_forge site PATH PID MODULE FILE LINE FUNC BYTES CALLS
+ *
+ * a valid store of one static tag with these names and counts (negative ones too);
+ * and
+ *
+ *   cli_forge big PATH PID NTAGS NSHARDS
+ *
+ * a sparse store of NTAGS static tags big.c:<slot> [big-PID] func:big, 1 byte in 1
+ * allocation each (in shard 0), with NSHARDS shards all in use.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -124,12 +141,150 @@ static void build_good(int pid)
 	h->strings_used = strings_used;
 }
 
+/* The store of "callers": the header of the good one, sized for n tags. */
+static int forge_callers(const char *path, int pid, const char *count, char **modules, int nmod)
+{
+	char *end;
+	uint32_t n = (uint32_t)strtoul(count, &end, 10);
+	uint64_t base = *end == '+' ? strtoull(end + 1, NULL, 0) : 0x1000;
+	const uint32_t cap = n + 2, cpus = 2;
+	uint64_t strings_cap = 4096;
+	for (int m = 0; m < nmod; m++)
+		strings_cap += strlen(modules[m]) + 1;
+	uint64_t tags_off = 256, strings_off = tags_off + (uint64_t)cap * 32;
+	uint64_t counters_off = (strings_off + strings_cap + 63) & ~63ull;
+	uint64_t stride = (uint64_t)cap * 16, total = counters_off + cpus * stride;
+	unsigned char *buf = calloc(1, total);
+	if (!buf)
+		return 1;
+
+	build_good(pid);	/* for its header and exe string */
+	memcpy(buf, store, sizeof(struct allocinfo_store_header));
+	struct allocinfo_store_header *h = (struct allocinfo_store_header *)buf;
+	h->total_size = total;
+	h->tag_capacity = cap;
+	h->nr_tags = cap;
+	h->tags_offset = tags_off;
+	h->strings_offset = strings_off;
+	h->strings_capacity = strings_cap;
+	h->counters_offset = counters_off;
+	h->cpu_stride = stride;
+	h->nr_cpus = cpus;
+
+	char *strings = (char *)buf + strings_off;
+	uint64_t used = 1;
+	const char *exe = (const char *)store + STRINGS_OFF + h->exe_off;
+	if (h->exe_off) {
+		memcpy(strings + used, exe, strlen(exe) + 1);
+		h->exe_off = (uint32_t)used;
+		used += strlen(exe) + 1;
+	}
+	uint32_t *mod_off = calloc((size_t)nmod, sizeof(*mod_off));
+	for (int m = 0; m < nmod; m++) {
+		mod_off[m] = (uint32_t)used;
+		memcpy(strings + used, modules[m], strlen(modules[m]) + 1);
+		used += strlen(modules[m]) + 1;
+	}
+	h->strings_used = used;
+	for (uint32_t i = 0; i < n; i++) {
+		struct allocinfo_store_tag *t =
+			(struct allocinfo_store_tag *)(buf + tags_off + (i + 2) * 32ull);
+		t->flags = ALLOCINFO_TAGF_USED | ALLOCINFO_TAGF_DYNAMIC;
+		t->module_off = mod_off[i % (uint32_t)nmod];
+		t->addr = base + 16ull * i;
+		struct allocinfo_counter *c =
+			(struct allocinfo_counter *)(buf + counters_off + (i + 2) * 16ull);
+		c->bytes = 1;
+		c->calls = 1;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int rc = 0;
+	if (fd < 0 || write(fd, buf, total) != (ssize_t)total || close(fd) != 0) {
+		fprintf(stderr, "cli_forge: %s: %s\n", path, strerror(errno));
+		rc = 1;
+	}
+	free(mod_off);
+	free(buf);
+	return rc;
+}
+
+/* The store of "big", written sparse: only what is not zero. */
+static int forge_big(const char *path, int pid, uint32_t n, uint32_t shards)
+{
+	const uint32_t cap = n + 2;
+	uint64_t tags_off = 4096, strings_off = tags_off + (uint64_t)cap * 32;
+	uint64_t counters_off = (strings_off + 4096 + 4095) & ~4095ull;
+	uint64_t stride = (uint64_t)cap * 16, total = counters_off + shards * stride;
+	char module[64];
+
+	build_good(pid);
+	struct allocinfo_store_header h = *(struct allocinfo_store_header *)store;
+	char strings[4096] = "";
+	uint32_t used = 1;
+	const char *exe = (const char *)store + STRINGS_OFF + h.exe_off;
+	uint32_t exe_off = 0, file_off, func_off, module_off;
+	if (h.exe_off) {
+		exe_off = used;
+		used += (uint32_t)snprintf(strings + used, sizeof(strings) - used, "%s", exe) + 1;
+	}
+	snprintf(module, sizeof(module), "/opt/big/big-%d", pid);
+	file_off = used;
+	used += (uint32_t)snprintf(strings + used, sizeof(strings) - used, "big.c") + 1;
+	func_off = used;
+	used += (uint32_t)snprintf(strings + used, sizeof(strings) - used, "big") + 1;
+	module_off = used;
+	used += (uint32_t)snprintf(strings + used, sizeof(strings) - used, "%s", module) + 1;
+	h.exe_off = exe_off;
+	h.total_size = total;
+	h.tag_capacity = h.nr_tags = cap;
+	h.tags_offset = tags_off;
+	h.strings_offset = strings_off;
+	h.strings_capacity = 4096;
+	h.strings_used = used;
+	h.counters_offset = counters_off;
+	h.cpu_stride = stride;
+	h.nr_cpus = h.shards_used = shards;
+
+	struct allocinfo_store_tag *tags = calloc(cap, sizeof(*tags));
+	struct allocinfo_counter *counters = calloc(cap, sizeof(*counters));
+	for (uint32_t i = 2; i < cap; i++) {
+		tags[i].flags = ALLOCINFO_TAGF_USED;
+		tags[i].file_off = file_off;
+		tags[i].func_off = func_off;
+		tags[i].module_off = module_off;
+		tags[i].line = i;
+		counters[i].bytes = 1;
+		counters[i].calls = 1;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)total) != 0 ||
+	    pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    pwrite(fd, tags, cap * sizeof(*tags), (off_t)tags_off) != (ssize_t)(cap * sizeof(*tags)) ||
+	    pwrite(fd, strings, used, (off_t)strings_off) != (ssize_t)used ||
+	    pwrite(fd, counters, cap * sizeof(*counters), (off_t)counters_off) !=
+		    (ssize_t)(cap * sizeof(*counters)) ||
+	    close(fd) != 0) {
+		fprintf(stderr, "cli_forge: %s: %s\n", path, strerror(errno));
+		free(tags);
+		free(counters);
+		return 1;
+	}
+	free(tags);
+	free(counters);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct allocinfo_store_header *h = (struct allocinfo_store_header *)store;
 	size_t size = TOTAL;
 
-	if (argc != 4) {
+	if (argc == 6 && !strcmp(argv[1], "big"))
+		return forge_big(argv[2], atoi(argv[3]), (uint32_t)atoi(argv[4]),
+				 (uint32_t)atoi(argv[5]));
+	if (argc >= 6 && !strcmp(argv[1], "callers"))
+		return forge_callers(argv[2], atoi(argv[3]), argv[4], argv + 5, argc - 5);
+	if (argc != 4 && !(argc == 10 && !strcmp(argv[1], "site"))) {
 		fprintf(stderr, "usage: cli_forge KIND PATH PID\n");
 		return 2;
 	}
@@ -137,7 +292,20 @@ int main(int argc, char **argv)
 	int pid = atoi(argv[3]);
 
 	build_good(pid);
-	if (!strcmp(kind, "good"))
+	if (!strcmp(kind, "site")) {
+		struct allocinfo_store_tag *t = tag(2);
+		t->module_off = intern(argv[4]);
+		t->file_off = intern(argv[5]);
+		t->line = (uint32_t)atoi(argv[6]);
+		t->func_off = intern(argv[7]);
+		memset(counter(0, 2), 0, sizeof(struct allocinfo_counter));
+		memset(counter(1, 2), 0, sizeof(struct allocinfo_counter));
+		memset(counter(1, 3), 0, sizeof(struct allocinfo_counter));
+		counter(0, 2)->bytes = strtoll(argv[8], NULL, 10);
+		counter(0, 2)->calls = strtoll(argv[9], NULL, 10);
+		tag(3)->flags = 0;
+		h->strings_used = strings_used;
+	} else if (!strcmp(kind, "good"))
 		;
 	else if (!strcmp(kind, "truncated"))
 		size = 100;			/* inside the header */

@@ -24,6 +24,8 @@ DAEMON_TESTS = \
 	tests/integration/daemon_load.sh \
 	tests/integration/daemon_prometheus.sh \
 	tests/integration/daemon_hostile.sh \
-	tests/integration/daemon_sigint.sh
+	tests/integration/daemon_sigint.sh \
+	tests/integration/daemon_users.sh \
+	tests/integration/daemon_bounds.sh
 TESTS += $(DAEMON_TESTS)
 EXTRA_DIST += $(DAEMON_TESTS) tests/integration/daemon_lib.sh
