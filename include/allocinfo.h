@@ -415,14 +415,34 @@ off:
 #define ALLOCINFO__CAST(type, v) ((type)(v))
 #endif
 
+/* The allocation from glibc, counted, with its record in front: the part of the path
+ * that calls out, in a function of its own, so that the tests before it need no
+ * stack frame (the library's small-block sizes pass them on to the library). */
+static ALLOCINFO__INLINE_KW __attribute__((noinline, malloc)) void *
+allocinfo__glibc_v1(void *shard, size_t n, unsigned int counter, int zero)
+{
+	struct allocinfo__record_v1 *r = ALLOCINFO__CAST(struct allocinfo__record_v1 *,
+		zero ? __libc_calloc(1, n + sizeof(*r)) : __libc_malloc(n + sizeof(*r)));
+	long long *c;
+	if (__builtin_expect(!r, 0))
+		return r;	/* null, errno ENOMEM, as from the library */
+	/* The counter pair {bytes, calls} of this tag in the thread's shard. */
+	c = ALLOCINFO__CAST(long long *,
+			    ALLOCINFO__CAST(void *, ALLOCINFO__CAST(char *, shard) + counter));
+	allocinfo__add_v1(&c[0], ALLOCINFO__CAST(long long, n));
+	allocinfo__add_v1(&c[1], 1);
+	r->size = n;
+	r->counter = counter;
+	r->meta = ALLOCINFO__MAGIC_V1;
+	return r + 1;
+}
+
 static ALLOCINFO__INLINE_KW __attribute__((always_inline, malloc)) void *
 allocinfo__malloc_v1(const struct alloc_tag *t, size_t n, int zero)
 {
 	struct allocinfo_thread *th = &allocinfo__thread;
 	const unsigned int *go = __atomic_load_n(&allocinfo__inline_v1.go, __ATOMIC_RELAXED);
 	unsigned int counter = __atomic_load_n(&t->counter, __ATOMIC_RELAXED);
-	struct allocinfo__record_v1 *r;
-	long long *c;
 	/* The switch first: counting off, this and a plain call to glibc are all. */
 	if (__builtin_expect(!allocinfo__switch_on_v1(go), 0)) {
 		if (__atomic_load_n(&allocinfo__inline_v1.plain, __ATOMIC_RELAXED))
@@ -431,19 +451,7 @@ allocinfo__malloc_v1(const struct alloc_tag *t, size_t n, int zero)
 				    !th->override && counter &&
 				    n <= ALLOCINFO__CAST(size_t, -1) - sizeof(struct allocinfo__record_v1),
 				    1)) {
-		r = ALLOCINFO__CAST(struct allocinfo__record_v1 *,
-			zero ? __libc_calloc(1, n + sizeof(*r)) : __libc_malloc(n + sizeof(*r)));
-		if (__builtin_expect(!r, 0))
-			return r;	/* null, errno ENOMEM, as from the library */
-		/* The counter pair {bytes, calls} of this tag in the thread's shard. */
-		c = ALLOCINFO__CAST(long long *,
-				    ALLOCINFO__CAST(void *, ALLOCINFO__CAST(char *, th->shard) + counter));
-		allocinfo__add_v1(&c[0], ALLOCINFO__CAST(long long, n));
-		allocinfo__add_v1(&c[1], 1);
-		r->size = n;
-		r->counter = counter;
-		r->meta = ALLOCINFO__MAGIC_V1;
-		return r + 1;
+		return allocinfo__glibc_v1(th->shard, n, counter, zero);
 	}
 	return zero ? allocinfo_calloc(t, 1, n) : allocinfo_malloc(t, n);
 }
@@ -491,9 +499,12 @@ ALLOCINFO__LOCAL char *allocinfo__strdup_n(const struct alloc_tag *t, const char
  * agree, whatever the optimiser later learns about the size.
  */
 #define ALLOCINFO__CSIZE(n) (__builtin_constant_p(n) ? \
-	((n) > 0 && (n) <= ALLOC_TAG_SIZE_MAX ? ALLOCINFO__CAST(unsigned int, (n)) : 0u) : 0u)
+	(ALLOCINFO__CAST(size_t, (n)) - 1u < ALLOC_TAG_SIZE_MAX ? \
+	 ALLOCINFO__CAST(unsigned int, (n)) : 0u) : 0u)
 #define ALLOCINFO__CSIZE2(n, s) (__builtin_constant_p((n) * (s)) ? \
-	((n) > 0 && (s) > 0 && (s) <= ALLOC_TAG_SIZE_MAX / (n) ? \
+	(ALLOCINFO__CAST(size_t, (n)) - 1u < ALLOC_TAG_SIZE_MAX && \
+	 ALLOCINFO__CAST(size_t, (s)) - 1u < ALLOC_TAG_SIZE_MAX && \
+	 ALLOCINFO__CAST(size_t, (n)) * ALLOCINFO__CAST(size_t, (s)) <= ALLOC_TAG_SIZE_MAX ? \
 	 ALLOCINFO__CAST(unsigned int, (n) * (s)) : 0u) : 0u)
 
 /* A tag for this line that carries the constant size z (0: none). */
