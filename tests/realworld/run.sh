@@ -3,8 +3,9 @@
 # Builds real projects unchanged, twice (CC=gcc CXX=g++, then CC=allocinfo-cc
 # CXX=allocinfo-c++), runs each one's own test suite (a bounded part of the long
 # ones) after each build, and prints the build time, test result, test time and peak
-# RSS of both side by side, and whether the instrumented build was counted: a line
-# of the project's own code in an allocinfo report of one of its programs.
+# RSS of both side by side (and the build's CPU time, steadier than its elapsed time on
+# a busy machine), and whether the instrumented build was counted: a line of the
+# project's own code in an allocinfo report of one of its programs.
 #
 #   tests/realworld/run.sh [-j N] [--only NAME,...] [--keep] NAME=GIT_DIR ...
 #   ALLOCINFO_REALWORLD_REPOS="jq=/src/jq git=/src/git ..." tests/realworld/run.sh
@@ -79,10 +80,11 @@ export MAKEFLAGS= GIT_CONFIG_NOSYSTEM=1 jobs
 # ---- measuring ------------------------------------------------------------------
 
 # timed LABEL DIR FUNCTION: runs the shell function in DIR, output in $work/LABEL.log;
-# its elapsed seconds and peak RSS (KiB, of its largest process) in $work/LABEL.time.
+# its elapsed seconds, peak RSS (KiB, of its largest process) and CPU seconds (user
+# and system, of all its processes) in $work/LABEL.time.
 timed() {
 	local label=$1 dir=$2 fn=$3
-	(cd "$dir" && /usr/bin/time -f '%e %M' -o "$work/$label.time" \
+	(cd "$dir" && /usr/bin/time -f '%e %M %U %S' -o "$work/$label.time" \
 		bash -c "$(declare -f "$fn" git_flags); $fn") >"$work/$label.log" 2>&1
 }
 
@@ -235,15 +237,16 @@ for spec in "${repos[@]}"; do
 				tail -20 "$work/$n-$variant-build.log" >&2
 				continue
 			fi
-			read -r "res[$n:$variant:build_s]" "res[$n:$variant:build_kb]" \
+			read -r "res[$n:$variant:build_s]" "res[$n:$variant:build_kb]" u sys \
 				<"$work/$n-$variant-build.time"
+			res[$n:$variant:build_cpu]=$(awk -v u="$u" -v s="$sys" 'BEGIN { print u + s }')
 			if timed "$n-$variant-tests" "$src" "tests_$n"; then
 				res[$n:$variant:tests]=pass
 			else
 				res[$n:$variant:tests]=FAILED
 				tail -20 "$work/$n-$variant-tests.log" >&2
 			fi
-			read -r "res[$n:$variant:tests_s]" "res[$n:$variant:tests_kb]" \
+			read -r "res[$n:$variant:tests_s]" "res[$n:$variant:tests_kb]" _ _ \
 				<"$work/$n-$variant-tests.time"
 			if [ $variant = allocinfo ]; then
 				if line=$("counted_$n" "$src" | head -1) && [ -n "$line" ]; then
@@ -269,15 +272,19 @@ for spec in "${repos[@]}"; do
 	done
 done
 
-printf '\n%-9s | %-23s | %-23s | %-31s | %-31s\n' "" "build time (s)" \
-	"build peak RSS (MiB)" "tests: result, time (s)" "tests peak RSS (MiB)"
-printf '%-9s | %-7s %-7s %-7s | %-7s %-7s %-7s | %-11s %-11s %-7s | %-7s %-7s %-7s\n' \
-	project plain alloc ratio plain alloc ratio plain allocinfo ratio plain alloc ratio
+printf '\n%-9s | %-23s | %-23s | %-23s | %-31s | %-23s\n' "" "build time (s)" \
+	"build CPU time (s)" "build peak RSS (MiB)" "tests: result, time (s)" \
+	"tests peak RSS (MiB)"
+printf '%-9s | %-7s %-7s %-7s | %-7s %-7s %-7s | %-7s %-7s %-7s | %-11s %-11s %-7s | %-7s %-7s %-7s\n' \
+	project plain alloc ratio plain alloc ratio plain alloc ratio plain allocinfo ratio \
+	plain alloc ratio
 for n in "${names[@]}"; do
 	p() { echo "${res[$n:$1:$2]:-}"; }
-	printf '%-9s | %-7s %-7s %-7s | %-7s %-7s %-7s | %-11s %-11s %-7s | %-7s %-7s %-7s\n' "$n" \
+	printf '%-9s | %-7s %-7s %-7s | %-7s %-7s %-7s | %-7s %-7s %-7s | %-11s %-11s %-7s | %-7s %-7s %-7s\n' "$n" \
 		"$(p plain build_s)" "$(p allocinfo build_s)" \
 		"$(ratio "$(p allocinfo build_s)" "$(p plain build_s)")" \
+		"$(p plain build_cpu)" "$(p allocinfo build_cpu)" \
+		"$(ratio "$(p allocinfo build_cpu)" "$(p plain build_cpu)")" \
 		"$(mb "$(p plain build_kb)")" "$(mb "$(p allocinfo build_kb)")" \
 		"$(ratio "$(p allocinfo build_kb)" "$(p plain build_kb)")" \
 		"$(p plain tests) $(p plain tests_s)" "$(p allocinfo tests) $(p allocinfo tests_s)" \
