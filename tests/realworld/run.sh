@@ -168,7 +168,7 @@ tests_redis() { ./runtest --clients 2 --single unit/printver --single unit/keysp
 	--single unit/type/string --single unit/type/list --single unit/type/hash \
 	--single unit/expire; }
 counted_redis() { live_report "$1" '\.c:[0-9]+ \[redis-server\]' ./src/redis-server \
-	--port 0 --save '' --appendonly no; }
+	--port 0 --unixsocket "$work/redis.sock" --save '' --appendonly no; }
 
 build_leveldb() {
 	# the googletest submodule, from the system's sources
