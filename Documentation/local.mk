@@ -2,7 +2,7 @@
 # Documentation and man pages.
 EXTRA_DIST += Documentation/user-guide.md Documentation/theory-of-operation.md \
 	Documentation/performance.md Documentation/security.md \
-	Documentation/examples/demo.c
+	Documentation/examples/demo.c Documentation/real-world.md
 
 # The example callback libraries, for ALLOCINFO_CALLBACKS; built by make check and
 # tried by tests/integration/callbacks.sh. Not linked with the library: they bind to

@@ -11,34 +11,62 @@
 #ifndef ALLOCINFO_H
 #define ALLOCINFO_H
 
+/* Its macros are the project's own code: no warning of the including file's choice
+ * applies to their text (C89, -Wpedantic, -Wdeclaration-after-statement, ...). */
+#if defined(__GNUC__)
+#pragma GCC system_header
+#endif
+
+/* The compiler's own headers: they leave the C library's feature set alone. */
+#include <stdarg.h>
+#include <stddef.h>
+
 /*
- * The system headers that declare the functions we wrap are read before our macros
- * exist, so that their declarations are left alone when a file includes them again.
- * A C file that later defines _GNU_SOURCE would find the feature set already fixed,
- * so when no feature-test macro was chosen we choose GNU's, the superset.
+ * The C library's headers that declare the functions we wrap must be read before our
+ * macros exist, so that their declarations are left alone when a file includes them
+ * again. Under allocinfo-cc (ALLOCINFO__WRAPPED, set by allocinfo/cc.h) they are
+ * not read here at all: its own copies of those headers set our macros aside around
+ * the system's, so a C file still chooses its feature-test macros (_GNU_SOURCE,
+ * _POSIX_C_SOURCE, ...) after this header. A C file that includes this header itself,
+ * first, has its feature set fixed here: when it chose none, GNU's, the superset.
+ * C++ compilers define _GNU_SOURCE themselves.
  */
-#if !defined(__cplusplus) && !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE) && \
+#if !defined(__cplusplus) && !defined(ALLOCINFO__WRAPPED)
+#if !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE) && \
 	!defined(_XOPEN_SOURCE) && !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE) && \
 	!defined(_SVID_SOURCE) && !defined(_ISOC11_SOURCE) && !defined(__STRICT_ANSI__)
 #define _GNU_SOURCE	/* empty, as most files that define it write it */
 #endif
-
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <malloc.h>
-#include <sys/types.h>
+#endif
 #ifdef __cplusplus
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <malloc.h>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#if defined(__GLIBCXX__) && __has_include(<ext/malloc_allocator.h>)
+#if defined(__GLIBCXX__) && defined(__has_include)
+#if __has_include(<ext/malloc_allocator.h>)
 #include <ext/malloc_allocator.h>	/* calls std::malloc() */
 #endif
+#endif
+#endif
+
+/* C89 has no inline; C++98 no noexcept. */
+#define ALLOCINFO__INLINE_KW __inline__
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define ALLOCINFO__NOEXCEPT noexcept
+#elif defined(__cplusplus)
+#define ALLOCINFO__NOEXCEPT throw()
+#else
+#define ALLOCINFO__NOEXCEPT
 #endif
 
 #ifdef __cplusplus
@@ -68,6 +96,10 @@ struct alloc_tag {
 
 #define ALLOC_TAG_F_CXX    0x1u	/* func is __PRETTY_FUNCTION__ */
 #define ALLOC_TAG_F_SCOPE  0x2u	/* an ALLOC_TAG_SCOPE() */
+/* Bits 8 and up: the size of a call site that asks for a constant one, for the
+ * header's fast path (0: none); the library ignores them. */
+#define ALLOC_TAG_F_SIZE_SHIFT 8
+#define ALLOC_TAG_SIZE_MAX 0xffffffu
 
 /* Per-thread state read by the allocation fast path. */
 struct allocinfo_thread {
@@ -93,15 +125,16 @@ struct allocinfo__record_v1 {
 
 #ifndef ALLOCINFO_DISABLE
 /* Writes this process's report (the /proc/allocinfo format) to fd. Returns the
- * number of bytes written, or -1 with errno set. */
-ALLOCINFO_API ssize_t allocinfo_print(int fd);
+ * number of bytes written, or -1 with errno set (the type is ssize_t's, spelled so
+ * that no C library header is needed). */
+ALLOCINFO_API __PTRDIFF_TYPE__ allocinfo_print(int fd);
 /* Counting on (1) or off (0). Refused when started with ALLOCINFO=never. */
 ALLOCINFO_API void allocinfo_set_enabled(int on);
 ALLOCINFO_API int allocinfo_enabled(void);
 #else
-static inline ssize_t allocinfo_print(int fd) { (void)fd; return 0; }
-static inline void allocinfo_set_enabled(int on) { (void)on; }
-static inline int allocinfo_enabled(void) { return 0; }
+static ALLOCINFO__INLINE_KW __PTRDIFF_TYPE__ allocinfo_print(int fd) { (void)fd; return 0; }
+static ALLOCINFO__INLINE_KW void allocinfo_set_enabled(int on) { (void)on; }
+static ALLOCINFO__INLINE_KW int allocinfo_enabled(void) { return 0; }
 #endif
 
 /* ---- user callbacks around every allocation call (Documentation/callbacks.md) ---- */
@@ -253,12 +286,22 @@ ALLOCINFO_API extern struct allocinfo__inline_state_v1 allocinfo__inline_v1;
 #define ALLOCINFO__FUNC  __PRETTY_FUNCTION__
 #define ALLOCINFO__FLAGS ALLOC_TAG_F_CXX
 #else
-#define ALLOCINFO__FUNC  __func__
+#define ALLOCINFO__FUNC  __FUNCTION__	/* __func__ is C99's */
 #define ALLOCINFO__FLAGS 0u
 #endif
 
+/*
+ * Tags go to the section the library registers at start-up, where they are listed
+ * even before their first use. Not with g++: a tag in an inline function or template
+ * (a COMDAT group) cannot share a section with one in an ordinary function there
+ * ("section type conflict"), so each registers on its first use instead.
+ */
+#if defined(__cplusplus) && !defined(__clang__)
+#define ALLOCINFO__TAG_ATTRS __attribute__((used, aligned(8)))
+#else
 #define ALLOCINFO__TAG_ATTRS \
 	__attribute__((section(ALLOCINFO__SECTION), used, aligned(8)))
+#endif
 
 /* DEFINE_ALLOC_TAG(name): a tag for this line, inside a function (as in the kernel). */
 #define DEFINE_ALLOC_TAG(_name) \
@@ -270,11 +313,13 @@ ALLOCINFO_API extern struct allocinfo__inline_state_v1 allocinfo__inline_v1;
 					  &__allocinfo_site; })
 
 /* Evaluates expr with _tag as the current tag: allocations made by expr that carry no
- * tag of their own (_noprof calls, libraries, new) are charged to _tag. */
+ * tag of their own (_noprof calls, libraries, new) are charged to _tag. Declarations
+ * first: the including file may build with -Wdeclaration-after-statement. */
 #define alloc_hooks_tag(_tag, _expr) __extension__ ({ \
 	const struct alloc_tag *__allocinfo_saved = allocinfo__thread.current; \
+	__typeof__(_expr) __allocinfo_res; \
 	allocinfo__thread.current = (_tag); \
-	__typeof__(_expr) __allocinfo_res = (_expr); \
+	__allocinfo_res = (_expr); \
 	allocinfo__thread.current = __allocinfo_saved; \
 	__allocinfo_res; })
 
@@ -287,12 +332,12 @@ ALLOCINFO_API extern struct allocinfo__inline_state_v1 allocinfo__inline_v1;
 namespace allocinfo {
 class scope_guard {
 public:
-	explicit scope_guard(const struct alloc_tag *t) noexcept
+	explicit scope_guard(const struct alloc_tag *t) ALLOCINFO__NOEXCEPT
 		: saved_(allocinfo__thread.override) { allocinfo__thread.override = t; }
 	~scope_guard() { allocinfo__thread.override = saved_; }
-	scope_guard(const scope_guard &) = delete;
-	scope_guard &operator=(const scope_guard &) = delete;
 private:
+	scope_guard(const scope_guard &);		/* not copyable */
+	scope_guard &operator=(const scope_guard &);
 	const struct alloc_tag *saved_;
 };
 } /* namespace allocinfo */
@@ -303,13 +348,14 @@ private:
 			  ALLOCINFO__FLAGS | ALLOC_TAG_F_SCOPE, 0u, 0u }; \
 		&__allocinfo_site; }))
 #else
-static inline const struct alloc_tag *allocinfo__scope_enter(const struct alloc_tag *t)
+static ALLOCINFO__INLINE_KW const struct alloc_tag *
+allocinfo__scope_enter(const struct alloc_tag *t)
 {
 	const struct alloc_tag *saved = allocinfo__thread.override;
 	allocinfo__thread.override = t;
 	return saved;
 }
-static inline void allocinfo__scope_exit(const struct alloc_tag *const *saved)
+static ALLOCINFO__INLINE_KW void allocinfo__scope_exit(const struct alloc_tag *const *saved)
 {
 	allocinfo__thread.override = *saved;
 }
@@ -347,14 +393,19 @@ __attribute__((constructor(101), used)) static void allocinfo__register_this_obj
 #if !defined(ALLOCINFO_NO_CALL_MACROS) && !defined(ALLOCINFO_LIBRARY)
 
 /*
- * The inline fast path. A tagged malloc(), calloc(), strdup() or strndup() too large
- * for the library's small-block heap, that finds counting on, no scope, its tag
- * numbered and the thread holding a counter shard of its own makes the allocation
- * here, in the caller, with glibc's allocator:
- * the same steps as the library's fast path, without the call into the library.
- * Counting off, it is a plain call to glibc, as in the library. Everything else (a
- * thread's first allocation, a tag not yet numbered, scopes, ALLOCINFO_DEBUG,
- * sanitizers, start-up) calls the library, which decides.
+ * The fast path. A tagged malloc(), calloc() or strdup() too large for the library's
+ * small-block heap, that finds counting on, no scope, its tag numbered and the thread
+ * holding a counter shard of its own makes the allocation in the calling object,
+ * with glibc's allocator: the same steps as the library's fast path, without the call
+ * into the library. Counting off, it is a plain call to glibc, as in the library.
+ * Everything else (a thread's first allocation, a tag not yet numbered, scopes,
+ * ALLOCINFO_DEBUG, sanitizers, start-up) calls the library, which decides.
+ *
+ * The path is compiled once per object, in a function of its own that each call site
+ * calls with its tag (a handful of instructions at the site, rather than the whole
+ * path at every one). A call site whose size is a constant leaves even the size out:
+ * the size rides in its tag's flags (ALLOC_TAG_F_SIZE_SHIFT), so its code is one
+ * instruction longer than the plain call's.
  *
  * This code knows layouts frozen as version 1: the 16-byte record in front of the
  * block, a counter's place in a shard, and the tag's counter field. A library with
@@ -371,14 +422,21 @@ __attribute__((constructor(101), used)) static void allocinfo__register_this_obj
 #endif
 #endif
 
-#if defined(__x86_64__) && defined(__GLIBC__) && defined(__GNUC__) && \
+/* glibc: __GLIBC__ when a C library header was read; under allocinfo-cc, none may be
+ * yet (<features.h> would fix the feature set), so one only glibc has is looked for. */
+#if defined(__GLIBC__)
+#define ALLOCINFO__GLIBC 1
+#elif defined(__has_include) && defined(__linux__)
+#if __has_include(<gnu/libc-version.h>)
+#define ALLOCINFO__GLIBC 1
+#endif
+#endif
+
+#if defined(__x86_64__) && defined(ALLOCINFO__GLIBC) && defined(__GNUC__) && \
 	!defined(ALLOCINFO__SANITIZED) && !defined(ALLOCINFO_NO_INLINE)
 #define ALLOCINFO__INLINE 1
 #ifdef __cplusplus
-#define ALLOCINFO__NOEXCEPT noexcept
 extern "C" {
-#else
-#define ALLOCINFO__NOEXCEPT
 #endif
 /* glibc's allocator itself, under the library's malloc; through the GOT, no PLT. */
 #ifdef __clang__
@@ -393,14 +451,16 @@ extern void *__libc_calloc(size_t, size_t) ALLOCINFO__NOEXCEPT __attribute__((no
 #endif
 
 /* *p += v in one instruction: neither a signal handler nor a reader splits it. */
-static inline __attribute__((always_inline)) void allocinfo__add_v1(long long *p, long long v)
+static ALLOCINFO__INLINE_KW __attribute__((always_inline)) void
+allocinfo__add_v1(long long *p, long long v)
 {
 	__asm__("addq %1, %0" : "+m"(*p) : "er"(v));
 }
 
 /* *go != 0, compared in memory (a load into a register and a test is one more
  * instruction); another process may write the word at any time. */
-static inline __attribute__((always_inline)) int allocinfo__switch_on_v1(const unsigned int *go)
+static ALLOCINFO__INLINE_KW __attribute__((always_inline)) int
+allocinfo__switch_on_v1(const unsigned int *go)
 {
 	__asm__ goto("cmpl $0, %0\n\tje %l[off]" : : "m"(*go) : "cc" : off);
 	return 1;
@@ -415,7 +475,29 @@ off:
 #define ALLOCINFO__CAST(type, v) ((type)(v))
 #endif
 
-static inline __attribute__((always_inline, malloc)) void *
+/* The allocation from glibc, counted, with its record in front: the part of the path
+ * that calls out, in a function of its own, so that the tests before it need no
+ * stack frame (the library's small-block sizes pass them on to the library). */
+static ALLOCINFO__INLINE_KW __attribute__((noinline, malloc)) void *
+allocinfo__glibc_v1(void *shard, size_t n, unsigned int counter, int zero)
+{
+	struct allocinfo__record_v1 *r = ALLOCINFO__CAST(struct allocinfo__record_v1 *,
+		zero ? __libc_calloc(1, n + sizeof(*r)) : __libc_malloc(n + sizeof(*r)));
+	long long *c;
+	if (__builtin_expect(!r, 0))
+		return r;	/* null, errno ENOMEM, as from the library */
+	/* The counter pair {bytes, calls} of this tag in the thread's shard. */
+	c = ALLOCINFO__CAST(long long *,
+			    ALLOCINFO__CAST(void *, ALLOCINFO__CAST(char *, shard) + counter));
+	allocinfo__add_v1(&c[0], ALLOCINFO__CAST(long long, n));
+	allocinfo__add_v1(&c[1], 1);
+	r->size = n;
+	r->counter = counter;
+	r->meta = ALLOCINFO__MAGIC_V1;
+	return r + 1;
+}
+
+static ALLOCINFO__INLINE_KW __attribute__((always_inline, malloc)) void *
 allocinfo__malloc_v1(const struct alloc_tag *t, size_t n, int zero)
 {
 	struct allocinfo_thread *th = &allocinfo__thread;
@@ -429,31 +511,26 @@ allocinfo__malloc_v1(const struct alloc_tag *t, size_t n, int zero)
 				    !th->override && counter &&
 				    n <= ALLOCINFO__CAST(size_t, -1) - sizeof(struct allocinfo__record_v1),
 				    1)) {
-		struct allocinfo__record_v1 *r = ALLOCINFO__CAST(struct allocinfo__record_v1 *,
-			zero ? __libc_calloc(1, n + sizeof(*r)) : __libc_malloc(n + sizeof(*r)));
-		if (__builtin_expect(!r, 0))
-			return r;	/* null, errno ENOMEM, as from the library */
-		/* The counter pair {bytes, calls} of this tag in the thread's shard. */
-		void *pair = ALLOCINFO__CAST(char *, th->shard) + counter;
-		long long *c = ALLOCINFO__CAST(long long *, pair);
-		allocinfo__add_v1(&c[0], ALLOCINFO__CAST(long long, n));
-		allocinfo__add_v1(&c[1], 1);
-		r->size = n;
-		r->counter = counter;
-		r->meta = ALLOCINFO__MAGIC_V1;
-		return r + 1;
+		return allocinfo__glibc_v1(th->shard, n, counter, zero);
 	}
 	return zero ? allocinfo_calloc(t, 1, n) : allocinfo_malloc(t, n);
 }
 
-static inline __attribute__((always_inline, malloc, alloc_size(2))) void *
-allocinfo__malloc_inline(const struct alloc_tag *t, size_t n)
+/* The object's own out-of-line functions (static: each object that uses one has a
+ * copy; noinline: one copy, called from every site). */
+#define ALLOCINFO__LOCAL static ALLOCINFO__INLINE_KW __attribute__((noinline, malloc))
+
+ALLOCINFO__LOCAL void *allocinfo__malloc_n(const struct alloc_tag *t, size_t n)
 {
 	return allocinfo__malloc_v1(t, n, 0);
 }
 
-static inline __attribute__((always_inline, malloc, alloc_size(2, 3))) void *
-allocinfo__calloc_inline(const struct alloc_tag *t, size_t n, size_t size)
+ALLOCINFO__LOCAL void *allocinfo__malloc_c(const struct alloc_tag *t)
+{
+	return allocinfo__malloc_v1(t, t->flags >> ALLOC_TAG_F_SIZE_SHIFT, 0);
+}
+
+ALLOCINFO__LOCAL void *allocinfo__calloc_n(const struct alloc_tag *t, size_t n, size_t size)
 {
 	size_t total;
 	if (__builtin_mul_overflow(n, size, &total))
@@ -461,33 +538,56 @@ allocinfo__calloc_inline(const struct alloc_tag *t, size_t n, size_t size)
 	return allocinfo__malloc_v1(t, total, 1);
 }
 
-/* strdup and strndup are a malloc and a copy: the malloc inline too. */
-static inline __attribute__((always_inline, malloc)) char *
-allocinfo__strdup_inline(const struct alloc_tag *t, const char *s)
+ALLOCINFO__LOCAL void *allocinfo__calloc_c(const struct alloc_tag *t)
 {
-	size_t n = strlen(s) + 1;
+	return allocinfo__malloc_v1(t, t->flags >> ALLOC_TAG_F_SIZE_SHIFT, 1);
+}
+
+/* strdup is a malloc and a copy: the malloc takes the fast path too. */
+ALLOCINFO__LOCAL char *allocinfo__strdup_n(const struct alloc_tag *t, const char *s)
+{
+	size_t n = __builtin_strlen(s) + 1;
 	char *p = ALLOCINFO__CAST(char *, allocinfo__malloc_v1(t, n, 0));
 	if (p)
-		memcpy(p, s, n);
+		__builtin_memcpy(p, s, n);
 	return p;
 }
 
-static inline __attribute__((always_inline, malloc)) char *
-allocinfo__strndup_inline(const struct alloc_tag *t, const char *s, size_t max)
-{
-	size_t n = strnlen(s, max);
-	char *p = ALLOCINFO__CAST(char *, allocinfo__malloc_v1(t, n + 1, 0));
-	if (p) {
-		memcpy(p, s, n);
-		p[n] = '\0';
-	}
-	return p;
-}
+/*
+ * A size that is a constant the tag can carry, else 0. The same expression in the
+ * tag's initializer and in the choice of the call, both read while parsing: they
+ * agree, whatever the optimiser later learns about the size.
+ */
+#define ALLOCINFO__CSIZE(n) (__builtin_constant_p(n) ? \
+	(ALLOCINFO__CAST(size_t, (n)) - 1u < ALLOC_TAG_SIZE_MAX ? \
+	 ALLOCINFO__CAST(unsigned int, (n)) : 0u) : 0u)
+#define ALLOCINFO__CSIZE2(n, s) (__builtin_constant_p((n) * (s)) ? \
+	(ALLOCINFO__CAST(size_t, (n)) - 1u < ALLOC_TAG_SIZE_MAX && \
+	 ALLOCINFO__CAST(size_t, (s)) - 1u < ALLOC_TAG_SIZE_MAX && \
+	 ALLOCINFO__CAST(size_t, (n)) * ALLOCINFO__CAST(size_t, (s)) <= ALLOC_TAG_SIZE_MAX ? \
+	 ALLOCINFO__CAST(unsigned int, (n) * (s)) : 0u) : 0u)
+
+/* A tag for this line that carries the constant size z (0: none). */
+#define ALLOCINFO__SIZED_TAG(z) \
+	static struct alloc_tag __allocinfo_site ALLOCINFO__TAG_ATTRS = \
+		{ __FILE__, ALLOCINFO__FUNC, __LINE__, \
+		  ALLOCINFO__FLAGS | ((z) << ALLOC_TAG_F_SIZE_SHIFT), 0u, 0u }
+
+#define ALLOCINFO__SIZED_CALL(z, fn, ...) __extension__ ({ \
+	ALLOCINFO__SIZED_TAG(z); \
+	__builtin_choose_expr((z) != 0, allocinfo__##fn##_c(&__allocinfo_site), \
+			      allocinfo__##fn##_n(&__allocinfo_site, __VA_ARGS__)); })
+#define ALLOCINFO__MALLOC(n) ALLOCINFO__SIZED_CALL(ALLOCINFO__CSIZE(n), malloc, n)
+#define ALLOCINFO__CALLOC(n, s) ALLOCINFO__SIZED_CALL(ALLOCINFO__CSIZE2(n, s), calloc, n, s)
+#define ALLOCINFO__MALLOC_N allocinfo__malloc_n
+#define ALLOCINFO__CALLOC_N allocinfo__calloc_n
+#define ALLOCINFO__STRDUP_N allocinfo__strdup_n
 #else
-#define allocinfo__malloc_inline allocinfo_malloc
-#define allocinfo__calloc_inline allocinfo_calloc
-#define allocinfo__strdup_inline allocinfo_strdup
-#define allocinfo__strndup_inline allocinfo_strndup
+#define ALLOCINFO__MALLOC(n) allocinfo_malloc(ALLOCINFO__SITE(), n)
+#define ALLOCINFO__CALLOC(n, s) allocinfo_calloc(ALLOCINFO__SITE(), n, s)
+#define ALLOCINFO__MALLOC_N allocinfo_malloc
+#define ALLOCINFO__CALLOC_N allocinfo_calloc
+#define ALLOCINFO__STRDUP_N allocinfo_strdup
 #endif /* ALLOCINFO__INLINE */
 
 /*
@@ -496,36 +596,37 @@ allocinfo__strndup_inline(const struct alloc_tag *t, const char *s, size_t max)
  * that std::malloc(n) and ::malloc(n) still mean what they say.
  */
 #ifdef __cplusplus
-inline void *malloc(const struct alloc_tag *t, size_t n) noexcept
-{ return allocinfo__malloc_inline(t, n); }
-inline void *calloc(const struct alloc_tag *t, size_t n, size_t s) noexcept
-{ return allocinfo__calloc_inline(t, n, s); }
-inline void *realloc(const struct alloc_tag *t, void *p, size_t n) noexcept
+inline void *malloc(const struct alloc_tag *t, size_t n) ALLOCINFO__NOEXCEPT
+{ return ALLOCINFO__MALLOC_N(t, n); }
+inline void *calloc(const struct alloc_tag *t, size_t n, size_t s) ALLOCINFO__NOEXCEPT
+{ return ALLOCINFO__CALLOC_N(t, n, s); }
+inline char *strdup(const struct alloc_tag *t, const char *s) ALLOCINFO__NOEXCEPT
+{ return ALLOCINFO__STRDUP_N(t, s); }
+inline void *realloc(const struct alloc_tag *t, void *p, size_t n) ALLOCINFO__NOEXCEPT
 { return allocinfo_realloc(t, p, n); }
-inline void *reallocarray(const struct alloc_tag *t, void *p, size_t n, size_t s) noexcept
+inline void *reallocarray(const struct alloc_tag *t, void *p, size_t n, size_t s) ALLOCINFO__NOEXCEPT
 { return allocinfo_reallocarray(t, p, n, s); }
-inline void *aligned_alloc(const struct alloc_tag *t, size_t a, size_t n) noexcept
+inline void *aligned_alloc(const struct alloc_tag *t, size_t a, size_t n) ALLOCINFO__NOEXCEPT
 { return allocinfo_aligned_alloc(t, a, n); }
-inline int posix_memalign(const struct alloc_tag *t, void **p, size_t a, size_t n) noexcept
+inline int posix_memalign(const struct alloc_tag *t, void **p, size_t a, size_t n) ALLOCINFO__NOEXCEPT
 { return allocinfo_posix_memalign(t, p, a, n); }
-inline void *memalign(const struct alloc_tag *t, size_t a, size_t n) noexcept
+inline void *memalign(const struct alloc_tag *t, size_t a, size_t n) ALLOCINFO__NOEXCEPT
 { return allocinfo_memalign(t, a, n); }
-inline void *valloc(const struct alloc_tag *t, size_t n) noexcept
+inline void *valloc(const struct alloc_tag *t, size_t n) ALLOCINFO__NOEXCEPT
 { return allocinfo_valloc(t, n); }
-inline void *pvalloc(const struct alloc_tag *t, size_t n) noexcept
+inline void *pvalloc(const struct alloc_tag *t, size_t n) ALLOCINFO__NOEXCEPT
 { return allocinfo_pvalloc(t, n); }
-inline char *strdup(const struct alloc_tag *t, const char *s) noexcept
-{ return allocinfo__strdup_inline(t, s); }
-inline char *strndup(const struct alloc_tag *t, const char *s, size_t n) noexcept
-{ return allocinfo__strndup_inline(t, s, n); }
-inline int vasprintf(const struct alloc_tag *t, char **p, const char *f, va_list ap) noexcept
+inline char *strndup(const struct alloc_tag *t, const char *s, size_t n) ALLOCINFO__NOEXCEPT
+{ return allocinfo_strndup(t, s, n); }
+inline int vasprintf(const struct alloc_tag *t, char **p, const char *f, va_list ap) ALLOCINFO__NOEXCEPT
 { return allocinfo_vasprintf(t, p, f, ap); }
 __attribute__((format(printf, 3, 4)))
-inline int asprintf(const struct alloc_tag *t, char **p, const char *f, ...) noexcept
+inline int asprintf(const struct alloc_tag *t, char **p, const char *f, ...) ALLOCINFO__NOEXCEPT
 {
 	va_list ap;
+	int r;
 	va_start(ap, f);
-	int r = allocinfo_vasprintf(t, p, f, ap);
+	r = allocinfo_vasprintf(t, p, f, ap);
 	va_end(ap);
 	return r;
 }
@@ -535,15 +636,20 @@ using ::calloc;
 using ::realloc;
 using ::aligned_alloc;
 }
+/* C++ passes sizes as arguments: it has no __builtin_choose_expr. */
 #define ALLOCINFO__CALL(fn, ...) fn(ALLOCINFO__SITE(), __VA_ARGS__)
-#define ALLOCINFO__CALL_INLINE ALLOCINFO__CALL
+#define ALLOCINFO__CALL_MALLOC(...) ALLOCINFO__CALL(malloc, __VA_ARGS__)
+#define ALLOCINFO__CALL_CALLOC(...) ALLOCINFO__CALL(calloc, __VA_ARGS__)
+#define ALLOCINFO__CALL_STRDUP(...) ALLOCINFO__CALL(strdup, __VA_ARGS__)
 #else
 #define ALLOCINFO__CALL(fn, ...) allocinfo_##fn(ALLOCINFO__SITE(), __VA_ARGS__)
-#define ALLOCINFO__CALL_INLINE(fn, ...) allocinfo__##fn##_inline(ALLOCINFO__SITE(), __VA_ARGS__)
+#define ALLOCINFO__CALL_MALLOC ALLOCINFO__MALLOC
+#define ALLOCINFO__CALL_CALLOC ALLOCINFO__CALLOC
+#define ALLOCINFO__CALL_STRDUP(...) ALLOCINFO__STRDUP_N(ALLOCINFO__SITE(), __VA_ARGS__)
 #endif
 
-#define malloc(...)         ALLOCINFO__CALL_INLINE(malloc, __VA_ARGS__)
-#define calloc(...)         ALLOCINFO__CALL_INLINE(calloc, __VA_ARGS__)
+#define malloc(...)         ALLOCINFO__CALL_MALLOC(__VA_ARGS__)
+#define calloc(...)         ALLOCINFO__CALL_CALLOC(__VA_ARGS__)
 #define realloc(...)        ALLOCINFO__CALL(realloc, __VA_ARGS__)
 #define reallocarray(...)   ALLOCINFO__CALL(reallocarray, __VA_ARGS__)
 #define aligned_alloc(...)  ALLOCINFO__CALL(aligned_alloc, __VA_ARGS__)
@@ -551,8 +657,8 @@ using ::aligned_alloc;
 #define memalign(...)       ALLOCINFO__CALL(memalign, __VA_ARGS__)
 #define valloc(...)         ALLOCINFO__CALL(valloc, __VA_ARGS__)
 #define pvalloc(...)        ALLOCINFO__CALL(pvalloc, __VA_ARGS__)
-#define strdup(...)         ALLOCINFO__CALL_INLINE(strdup, __VA_ARGS__)
-#define strndup(...)        ALLOCINFO__CALL_INLINE(strndup, __VA_ARGS__)
+#define strdup(...)         ALLOCINFO__CALL_STRDUP(__VA_ARGS__)
+#define strndup(...)        ALLOCINFO__CALL(strndup, __VA_ARGS__)
 #define asprintf(...)       ALLOCINFO__CALL(asprintf, __VA_ARGS__)
 #define vasprintf(...)      ALLOCINFO__CALL(vasprintf, __VA_ARGS__)
 #endif /* !ALLOCINFO_NO_CALL_MACROS */

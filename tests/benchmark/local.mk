@@ -122,10 +122,12 @@ tests_benchmark_spawn_SOURCES = tests/benchmark/spawn.c
 
 CLEANFILES += $(BENCH_PROGS) $(BENCH_SITES) $(EXTRA_LTLIBRARIES)
 EXTRA_DIST += tests/benchmark/bench.sh tests/benchmark/gen-sites.sh \
-	tests/benchmark/bench_underneath.sh tests/benchmark/process_cost.sh
+	tests/benchmark/bench_underneath.sh tests/benchmark/process_cost.sh \
+	tests/benchmark/compile-cost.sh
 
 # BENCH_FLAGS passes options to bench.sh (e.g. BENCH_FLAGS=--quick).
-bench: $(BENCH_PROGS) $(EXTRA_LTLIBRARIES) lib/liballocinfo.la
+bench: $(BENCH_PROGS) $(EXTRA_LTLIBRARIES) lib/liballocinfo.la \
+		tools/allocinfo-cc tools/allocinfo-c++
 	@if test "x$(enable_sanitizer)" != xno; then \
 		echo "bench: configure without --enable-sanitizer to measure"; exit 1; fi
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
@@ -134,3 +136,6 @@ bench: $(BENCH_PROGS) $(EXTRA_LTLIBRARIES) lib/liballocinfo.la
 	$(SHELL) $(top_srcdir)/tests/benchmark/bench_underneath.sh $(BENCH_FLAGS)
 	top_builddir='$(abs_top_builddir)' \
 	$(SHELL) $(top_srcdir)/tests/benchmark/process_cost.sh $(BENCH_FLAGS)
+	@# what building through allocinfo-cc costs (compile time, code size)
+	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
+	bash $(top_srcdir)/tests/benchmark/compile-cost.sh $(BENCH_FLAGS)

@@ -81,6 +81,9 @@ static int children(int n)
 {
 	keep = malloc(100);
 	for (int i = 0; i < n; i++) {
+		/* Nothing buffered for a child to print again (ThreadSanitizer's _exit
+		 * flushes stdio). */
+		fflush(stdout);
 		pid_t pid = fork();
 		if (pid < 0) {
 			perror("fork");
