@@ -25,6 +25,8 @@ struct site_row {
 	std::string file;	/* source file as tagged, e.g. "tests/demo.c"; "??" unknown */
 	unsigned line = 0;
 	std::string func;	/* one word */
+	std::string via;	/* token " via:NAME": the declared wrapper passed through */
+	std::string allocator;	/* token " allocator:NAME": the program's own allocator */
 	int64_t bytes = 0;	/* live bytes (sum over CPUs), may be 0 or transiently < 0 */
 	int64_t calls = 0;	/* live allocations */
 	bool unloaded = false;	/* its object was dlclose'd: token " unloaded:yes" */
@@ -37,7 +39,7 @@ struct site_row {
 inline int64_t clamp0(int64_t v) { return v < 0 ? 0 : v; }
 
 /*
- * Sums rows whose (module, file, line, func, unloaded) are equal, and with keep_pid
+ * Sums rows whose (module, file, line, func, via, allocator, unloaded) are equal, and with keep_pid
  * whose pid is equal too. The result is sorted by (module, file, line, func), then
  * loaded before unloaded, then by pid. Sums saturate instead of overflowing.
  * A merged row is inaccurate if any of its parts was. With keep_pid it keeps its pid
@@ -60,7 +62,8 @@ void sort_rows(std::vector<site_row> &rows, sort_key key);
  *
  * Each row is "%12lli %8llu " (bytes, calls), then "file:line [module] func:NAME"
  * (" [module]" left out when module is empty, as the kernel does for built-in code),
- * then " unloaded:yes" and " accurate:no" when they apply, then " \n": like the
+ * then " via:NAME", " allocator:NAME", " unloaded:yes" and " accurate:no" when they
+ * apply, then " \n": like the
  * kernel, every row ends with one space before its newline. Control bytes in the
  * strings are printed as '?' so that a hostile name cannot forge a row.
  *
@@ -81,6 +84,7 @@ std::string human_size(int64_t bytes);
  *   {"module":"demo","file":"tests/demo.c","line":12,"func":"main","bytes":4096,
  *    "calls":1,"unloaded":false,"accurate":true,"pid":42,"comm":"demo"}
  *   ]}
+ * "via" and "allocator" are there only when the row has them.
  * The top-level "pid" is there only when every row has the same nonzero pid; a
  * site's "pid" only when nonzero, its "comm" only when non-empty. Strings: '"' and
  * '\\' escaped, bytes below 0x20 as \u00XX, valid UTF-8 passed through, each maximal

@@ -23,19 +23,21 @@ size_t mix(size_t h, uint64_t v)
 
 bool site_table::raw_key::operator==(const raw_key &o) const
 {
-	return unloaded == o.unloaded && module == o.module && addr == o.addr && pid == o.pid;
+	return unloaded == o.unloaded && module == o.module && addr == o.addr && pid == o.pid &&
+	       via == o.via && allocator == o.allocator;
 }
 
 bool site_table::row_key::operator==(const row_key &o) const
 {
 	return module == o.module && file == o.file && func == o.func && line == o.line &&
-	       unloaded == o.unloaded && pid == o.pid;
+	       via == o.via && allocator == o.allocator && unloaded == o.unloaded && pid == o.pid;
 }
 
 size_t site_table::key_hash::operator()(const raw_key &k) const
 {
 	size_t h = mix(k.unloaded, k.module);
 	h = mix(h, k.addr);
+	h = mix(h, (uint64_t)k.via << 32 | k.allocator);
 	return mix(h, (uint32_t)k.pid);
 }
 
@@ -44,6 +46,7 @@ size_t site_table::key_hash::operator()(const row_key &k) const
 	size_t h = mix(k.module, k.file);
 	h = mix(h, k.func);
 	h = mix(h, k.line);
+	h = mix(h, (uint64_t)k.via << 32 | k.allocator);
 	h = mix(h, k.unloaded);
 	return mix(h, (uint32_t)k.pid);
 }
@@ -114,23 +117,25 @@ uint32_t site_table::row_of(const tag_snapshot &t, int pid)
 {
 	bool unloaded = (t.flags & ALLOCINFO_TAGF_UNLOADED) != 0;
 	uint32_t module = name_at(t.module_path, 0);
+	uint32_t via = t.via.empty() ? 0 : printed(name_at(t.via, 3), false);
+	uint32_t allocator = t.allocator.empty() ? 0 : printed(name_at(t.allocator, 4), false);
 	if (!(t.flags & ALLOCINFO_TAGF_DYNAMIC)) {
 		/* A static tag prints as its names do, each made printable once. */
 		uint32_t file = name_at(t.file, 1), func = name_at(t.func, 2);
 		row_key rk = {printed(module, true), printed(file, false), printed(func, false),
-			      t.line, unloaded, pid};
+			      t.line, via, allocator, unloaded, pid};
 		return row_for(rk);
 	}
 
 	/* A caller tag is named from its module and address, once. */
-	raw_key k = {unloaded, module, t.addr, pid};
+	raw_key k = {unloaded, module, via, allocator, t.addr, pid};
 	auto found = raw_rows_.find(k);
 	if (found != raw_rows_.end())
 		return found->second;
 	site_row named;
 	name_tag(t, sym_, named);
 	row_key rk = {intern(named.module), intern(named.file), intern(named.func), named.line,
-		      unloaded, pid};
+		      via, allocator, unloaded, pid};
 	uint32_t id = row_for(rk);
 	raw_rows_.emplace(k, id);
 	return id;
@@ -178,7 +183,7 @@ void site_table::clear_sums()
 
 std::vector<site_row> site_table::rows() const
 {
-	/* merge_rows()'s order: module, file, line, func, loaded first, pid. Rows are
+	/* merge_rows()'s order: module, file, line, func, via, allocator, loaded first, pid. Rows are
 	 * distinct in these, so any sort gives the one order. */
 	std::vector<uint32_t> order(reported_);
 	std::sort(order.begin(), order.end(), [this](uint32_t x, uint32_t y) {
@@ -191,6 +196,11 @@ std::vector<site_row> site_table::rows() const
 		if (a.line != b.line)
 			return a.line < b.line;
 		if (a.func != b.func && (c = names_[a.func].compare(names_[b.func])))
+			return c < 0;
+		if (a.via != b.via && (c = names_[a.via].compare(names_[b.via])))
+			return c < 0;
+		if (a.allocator != b.allocator &&
+		    (c = names_[a.allocator].compare(names_[b.allocator])))
 			return c < 0;
 		if (a.unloaded != b.unloaded)
 			return b.unloaded;
@@ -205,6 +215,8 @@ std::vector<site_row> site_table::rows() const
 		o.file = names_[r.key.file];
 		o.line = r.key.line;
 		o.func = names_[r.key.func];
+		o.via = names_[r.key.via];
+		o.allocator = names_[r.key.allocator];
 		o.bytes = r.bytes;
 		o.calls = r.calls;
 		o.unloaded = r.key.unloaded;
