@@ -8,6 +8,13 @@
  * without locks: an entry's slot is written before its key (release), and keys are
  * never changed except to a tombstone when their object is unloaded. The number of
  * distinct callers is bounded; beyond the bound callers share the overflow tag.
+ *
+ * A key is a return address (its low 48 bits) and, above them, what the address
+ * stands for: a return address inside a declared wrapper has the key
+ * ra | CALLER_IN_WRAPPER, which the inline probe never matches, so only allocations
+ * made inside wrappers pay for walking out of them (wrapped_caller_slot()); the
+ * caller found then has the key ra | via << 48, a tag of its own with a " via:"
+ * token.
  */
 #ifndef ALLOCINFO_CALLER_TAGS_H
 #define ALLOCINFO_CALLER_TAGS_H
@@ -27,6 +34,9 @@ constexpr uint32_t CALLER_TABLE_SIZE = 1u << CALLER_TABLE_BITS;
 constexpr uint32_t CALLER_LIMIT = 16384;	/* distinct caller tags */
 constexpr uint32_t CALLER_PROBES = 16;
 constexpr uintptr_t CALLER_TOMBSTONE = 1;
+constexpr uintptr_t CALLER_ADDR_MASK = (1ull << 48) - 1;
+constexpr uintptr_t CALLER_IN_WRAPPER = 1ull << 63;
+constexpr unsigned CALLER_VIA_SHIFT = 48;
 
 extern caller_entry *g_callers HIDDEN;
 
@@ -50,6 +60,10 @@ static inline uint32_t caller_slot(uintptr_t ra)
 		return e->slot;
 	return caller_slot_probe(ra);	/* hashes again: nothing kept live */
 }
+
+/* An allocation made inside a declared wrapper: the slot of its first caller outside
+ * every wrapper. known_ra: the entry point's return address (0 when not known). */
+uint32_t wrapped_caller_slot(uintptr_t known_ra, uint32_t tag_via) HIDDEN;
 
 /* Start-up: maps the table. */
 bool caller_tags_init() HIDDEN;

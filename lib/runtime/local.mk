@@ -18,6 +18,8 @@ lib_liballocinfo_la_SOURCES = \
 	lib/store/store.h lib/store/store.cpp \
 	lib/runtime/registry.h lib/runtime/registry.cpp \
 	lib/runtime/caller_tags.h lib/runtime/caller_tags.cpp \
+	lib/runtime/wrappers.h lib/runtime/wrappers.cpp \
+	lib/runtime/frames.h lib/runtime/frames.cpp \
 	lib/runtime/small_heap.h lib/runtime/small_heap.cpp \
 	lib/runtime/alloc.h lib/runtime/alloc.cpp \
 	lib/runtime/init.cpp \

@@ -22,7 +22,9 @@
 
 #include "caller_tags.h"
 #include "cxxname.h"
+#include "frames.h"
 #include "store.h"
+#include "wrappers.h"
 
 /* The sections every instrumented object has; allocinfo_register_tags() is exported. */
 extern "C" EXPORT void allocinfo_register_tags(struct alloc_tag *start, struct alloc_tag *stop);
@@ -106,19 +108,33 @@ void free_module(rcu_head *head)
 	delete m;
 }
 
-/* Gives tag t (of module m) a slot and publishes it. Registry lock held. */
+/* A static tag inside a declared wrapper (wrappers.h) keeps no slot: each allocation
+ * through it is charged to the wrapper's caller. The library marks it in its flags,
+ * with the wrapper's id above. */
+constexpr unsigned TAG_F_IN_WRAPPER = 0x80000000u;
+constexpr unsigned TAG_WRAPPER_SHIFT = 16;
+
+/* Gives tag t (of module m) a slot and publishes it; 0 for a tag inside a declared
+ * wrapper, which it marks. Registry lock held. */
 uint32_t assign_slot(alloc_tag *t, module *m)
 {
+	std::string func;
+	const char *fn = t->func ? t->func : "??";
+	if (t->flags & ALLOC_TAG_F_CXX) {
+		func = cxx_function_name(fn);
+		fn = func.c_str();
+	}
+	if (wrappers_declared() && !(t->flags & ALLOC_TAG_F_SCOPE)) {
+		if (uint32_t id = wrapper_named(fn)) {
+			__atomic_store_n(&t->flags, (t->flags & 0xffffu) | TAG_F_IN_WRAPPER |
+					 id << TAG_WRAPPER_SHIFT, __ATOMIC_RELEASE);
+			return ALLOCINFO_TAG_NONE;
+		}
+	}
 	uint32_t slot = slot_alloc();
 	if (!slot) {
 		slot = g_overflow_slot;
 	} else {
-		std::string func;
-		const char *fn = t->func ? t->func : "??";
-		if (t->flags & ALLOC_TAG_F_CXX) {
-			func = cxx_function_name(fn);
-			fn = func.c_str();
-		}
 		uint32_t flags = (t->flags & ALLOC_TAG_F_SCOPE) ? ALLOCINFO_TAGF_SCOPE : 0;
 		store_publish_tag(slot, flags, store_intern(t->file ? t->file : "??"),
 				  store_intern(fn), m->path_off, t->line, 0);
@@ -200,6 +216,7 @@ void registry_init()
 	ssize_t n = readlink("/proc/self/exe", g_exe_path, sizeof(g_exe_path) - 1);
 	g_exe_path[n > 0 ? n : 0] = '\0';
 	busy_guard guard;
+	wrappers_init();
 	g_free_slots = new std::vector<uint32_t>();
 	g_unloaded_slots = new std::vector<uint32_t>();
 	/* The overflow tag stands for call sites beyond the store's capacity. */
@@ -209,8 +226,19 @@ void registry_init()
 			  store_intern("other_call_sites"), store_intern(g_exe_path), 0, 0);
 }
 
+/* An allocation at a tag inside a declared wrapper. */
+[[gnu::noinline]] static uint32_t wrapped_tag_slot(const alloc_tag *t)
+{
+	if (in_fork_window())
+		return g_overflow_slot;
+	uint32_t flags = __atomic_load_n(&t->flags, __ATOMIC_ACQUIRE);
+	return wrapped_caller_slot(0, (flags >> TAG_WRAPPER_SHIFT) & WRAPPER_MAX_IDS);
+}
+
 uint32_t register_tag(const alloc_tag *ct)
 {
+	if (__atomic_load_n(&ct->flags, __ATOMIC_RELAXED) & TAG_F_IN_WRAPPER)
+		return wrapped_tag_slot(ct);
 	if (in_fork_window())
 		return g_overflow_slot;	/* registered on a later call */
 	auto *t = const_cast<alloc_tag *>(ct);
@@ -220,9 +248,11 @@ uint32_t register_tag(const alloc_tag *ct)
 		strcpy(oi.path, "??");
 	registry_lock();
 	uint32_t slot = __atomic_load_n(&t->index, __ATOMIC_ACQUIRE);
-	if (!slot)
+	if (!slot && !(t->flags & TAG_F_IN_WRAPPER))
 		slot = assign_slot(t, module_get(oi));
 	registry_unlock();
+	if (!slot)
+		return wrapped_tag_slot(t);
 	return slot;
 }
 
@@ -264,6 +294,8 @@ void scan_unloaded()
 			g_unloaded_slots->push_back(slot);
 		}
 		caller_tags_forget(m->lo, m->hi);
+		wrappers_forget(m->lo, m->hi);
+		frames_forget(m->lo, m->hi);
 		cds_list_del_rcu(&m->node);
 		gone.push_back(m);
 	}
@@ -345,7 +377,7 @@ extern "C" void allocinfo_register_tags(struct alloc_tag *start, struct alloc_ta
 	registry_lock();
 	module *m = module_get(oi);
 	for (alloc_tag *t = start; t < stop; t++)
-		if (!__atomic_load_n(&t->index, __ATOMIC_ACQUIRE))
+		if (!__atomic_load_n(&t->index, __ATOMIC_ACQUIRE) && !(t->flags & TAG_F_IN_WRAPPER))
 			assign_slot(t, m);
 	registry_unlock();
 }

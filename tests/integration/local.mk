@@ -21,3 +21,28 @@ tests_unit_preload_target_CFLAGS = $(AM_CFLAGS) -g -O1
 tests_unit_preload_target_LDADD = $(DL_LIBS)
 TESTS += tests/integration/preload.sh
 EXTRA_DIST += tests/integration/preload.sh
+
+# Declared wrappers (ALLOCINFO_WRAPPERS): a library of nested wrappers reached through
+# function pointers, and a program of the same, each built without and with the header.
+check_LTLIBRARIES += tests/integration/libwrapfix_plain.la tests/integration/libwrapfix_tagged.la
+WRAPFIX_SRC = tests/integration/wrappers_lib.c tests/integration/wrappers_lib.h
+tests_integration_libwrapfix_plain_la_SOURCES = $(WRAPFIX_SRC)
+tests_integration_libwrapfix_plain_la_CFLAGS = $(AM_CFLAGS) -g -O2
+tests_integration_libwrapfix_plain_la_LDFLAGS = -rpath /nowhere -avoid-version -module
+tests_integration_libwrapfix_tagged_la_SOURCES = $(WRAPFIX_SRC)
+tests_integration_libwrapfix_tagged_la_CPPFLAGS = $(AM_CPPFLAGS) -include allocinfo.h
+tests_integration_libwrapfix_tagged_la_CFLAGS = $(AM_CFLAGS) -g -O2
+tests_integration_libwrapfix_tagged_la_LDFLAGS = -rpath /nowhere -avoid-version -module
+check_PROGRAMS += tests/integration/wrappers_prog_plain tests/integration/wrappers_prog_tagged
+tests_integration_wrappers_prog_plain_SOURCES = tests/integration/wrappers_prog.c \
+	tests/integration/wrappers_lib.h
+tests_integration_wrappers_prog_plain_CFLAGS = $(AM_CFLAGS) -g -O2
+tests_integration_wrappers_prog_plain_LDADD = $(DL_LIBS)
+tests_integration_wrappers_prog_tagged_SOURCES = tests/integration/wrappers_prog.c \
+	tests/integration/wrappers_lib.h
+tests_integration_wrappers_prog_tagged_CPPFLAGS = $(AM_CPPFLAGS) -include allocinfo.h
+tests_integration_wrappers_prog_tagged_CFLAGS = $(AM_CFLAGS) -g -O2
+tests_integration_wrappers_prog_tagged_LDADD = $(TEST_LDADD) $(DL_LIBS)
+tests_integration_wrappers_prog_tagged_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/integration/wrappers.sh
+EXTRA_DIST += tests/integration/wrappers.sh
