@@ -138,6 +138,8 @@ uint32_t wrapped_caller_slot(uintptr_t known_ra, uint32_t tag_via)
 		wc.via = 0;
 	}
 	uint32_t via = wc.via ? wc.via : tag_via;
+	if (via == WRAPPER_TRANSPARENT)
+		via = 0;	/* the standard libraries leave no token */
 	return slot_for_key((wc.ra & CALLER_ADDR_MASK) | (uintptr_t)via << CALLER_VIA_SHIFT,
 			    wc.ra, via);
 }

@@ -151,7 +151,7 @@ _Unwind_Reason_Code collect(struct _Unwind_Context *ctx, void *arg)
 			out.ra = u.ip[i];
 			out.via = via;
 			found = true;
-		} else if (kinds[i] == FRAME_WRAPPER) {
+		} else if (kinds[i] == FRAME_WRAPPER && vias[i] != WRAPPER_TRANSPARENT) {
 			via = vias[i];
 		}
 	}
@@ -196,7 +196,8 @@ _Unwind_Reason_Code collect(struct _Unwind_Context *ctx, void *arg)
 			break;	/* back in the library: a path never seen */
 		if (kind == FRAME_WRAPPER) {
 			outside = true;
-			via = e->via;
+			if (e->via != WRAPPER_TRANSPARENT)
+				via = e->via;
 		}
 		uint32_t step = __atomic_load_n(&e->step, __ATOMIC_RELAXED);
 		if (!step)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Declared wrappers: the patterns, and their address ranges in each loaded object. */
+/* Declared and built-in wrappers: the patterns and lists, and their address ranges in
+ * each loaded object. */
 #include "wrappers.h"
 
 #include <elf.h>
@@ -32,6 +33,65 @@ char g_pattern_buf[4096];
 const char *g_patterns[MAX_PATTERNS];
 size_t g_nr_patterns;
 
+/* Built-in wrappers, each group on unless ALLOCINFO_WRAPPERS says "-GROUP". */
+enum builtin_group : unsigned {
+	GROUP_STD = 1,		/* the C++ standard library: transparent */
+	GROUP_LIBC = 2,		/* the C library (all of libc.so): transparent */
+	GROUP_KNOWN = 4,	/* GLib's and the xmalloc families: named */
+};
+unsigned g_groups = GROUP_STD | GROUP_LIBC | GROUP_KNOWN;
+
+/* Mangled prefixes of namespace std (St, and the abbreviations Sa allocator,
+ * Sb basic_string, Ss string, Si/So/Sd streams) and __gnu_cxx, plain and const. */
+const char *const std_prefixes[] = {
+	"_ZNSt", "_ZNKSt", "_ZSt", "_ZNSa", "_ZNKSa", "_ZNSb", "_ZNKSb", "_ZNSs", "_ZNKSs",
+	"_ZNSi", "_ZNSo", "_ZNSd", "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx",
+};
+
+/* Common wrappers whose names are unambiguous: GLib's, and the GNU xmalloc family
+ * (gnulib, libiberty, git, gcc). */
+const char *const known_names[] = {
+	"g_malloc", "g_malloc0", "g_realloc", "g_try_malloc", "g_try_malloc0",
+	"g_try_realloc", "g_malloc_n", "g_malloc0_n", "g_realloc_n", "g_try_malloc_n",
+	"g_try_malloc0_n", "g_try_realloc_n", "g_strdup", "g_strndup", "g_memdup",
+	"g_memdup2", "g_strdup_printf", "g_strdup_vprintf", "g_strconcat", "g_strjoin",
+	"g_slice_alloc", "g_slice_alloc0", "g_aligned_alloc", "g_aligned_alloc0",
+	"xmalloc", "xcalloc", "xrealloc", "xzalloc", "xstrdup", "xstrndup", "xmemdup",
+	"xnmalloc", "xnrealloc", "xcharalloc", "xreallocarray", "xmallocz",
+	"xmallocz_gently", "xmemdupz",
+};
+
+template <size_t N>
+bool listed(const char *const (&list)[N], const char *name)
+{
+	for (const char *n : list)
+		if (strcmp(n, name) == 0)
+			return true;
+	return false;
+}
+
+bool std_symbol(const char *name)
+{
+	if (name[0] != '_' || name[1] != 'Z')
+		return false;
+	for (const char *p : std_prefixes)
+		if (strncmp(name, p, strlen(p)) == 0)
+			return true;
+	return false;
+}
+
+/* A static tag's function as the reports print it, in namespace std or __gnu_cxx. */
+bool std_function(const char *name)
+{
+	return strncmp(name, "std::", 5) == 0 || strncmp(name, "__gnu_cxx::", 11) == 0;
+}
+
+bool basename_starts(const char *path, const char *prefix)
+{
+	const char *slash = strrchr(path, '/');
+	return strncmp(slash ? slash + 1 : path, prefix, strlen(prefix)) == 0;
+}
+
 struct range {
 	uintptr_t start, end;
 	uint32_t id;
@@ -39,6 +99,7 @@ struct range {
 
 struct object_ranges {
 	uintptr_t lo, hi;
+	bool transparent;		/* the whole object is (libstdc++) */
 	std::vector<range> ranges;	/* sorted by start */
 };
 
@@ -77,10 +138,13 @@ const char *matching_name(const char *name, char *buf, size_t len)
 	return matches_exactly(buf) ? buf : nullptr;
 }
 
-bool matches(const char *name)
+/* A named wrapper, declared or known: the name it is known by, or null. */
+const char *named_wrapper(const char *name, char *buf, size_t len)
 {
-	char buf[256];
-	return matching_name(name, buf, sizeof(buf)) != nullptr;
+	const char *n = g_nr_patterns ? matching_name(name, buf, len) : nullptr;
+	if (!n && (g_groups & GROUP_KNOWN) && listed(known_names, name))
+		n = name;
+	return n;
 }
 
 /* g_lock held. */
@@ -89,7 +153,7 @@ uint32_t id_for(const char *name)
 	auto it = g_ids->find(name);
 	if (it != g_ids->end())
 		return it->second;
-	if (g_nr_ids >= WRAPPER_MAX_IDS)
+	if (g_nr_ids + 1 >= WRAPPER_TRANSPARENT)
 		return 0;
 	uint32_t id = ++g_nr_ids;
 	g_names[id] = strdup(name);
@@ -101,7 +165,7 @@ uint32_t id_for(const char *name)
  * .symtab when the file has one (a program's own static functions), else .dynsym. */
 struct symbol_hit {
 	uintptr_t start, end;
-	std::string name;
+	std::string name;	/* empty: transparent */
 };
 
 void scan_file(const char *path, uintptr_t l_addr, std::vector<symbol_hit> &out)
@@ -146,11 +210,14 @@ void scan_file(const char *path, uintptr_t l_addr, std::vector<symbol_hit> &out)
 			    s.st_size == 0 || s.st_name >= strs_size)
 				continue;
 			const char *name = strs + s.st_name;
-			char buf[256];
-			if (!memchr(name, 0, strs_size - s.st_name) ||
-			    !(name = matching_name(name, buf, sizeof(buf))))
+			if (!memchr(name, 0, strs_size - s.st_name))
 				continue;
-			out.push_back({ l_addr + s.st_value, l_addr + s.st_value + s.st_size, name });
+			uintptr_t start = l_addr + s.st_value, end = start + s.st_size;
+			char buf[256];
+			if (const char *wn = named_wrapper(name, buf, sizeof(buf)))
+				out.push_back({ start, end, wn });
+			else if ((g_groups & GROUP_STD) && std_symbol(name))
+				out.push_back({ start, end, std::string() });
 		}
 	}
 	munmap(m, size);
@@ -167,6 +234,8 @@ object_ranges *object_of(uintptr_t pc)
 
 uint32_t lookup(const object_ranges &o, uintptr_t pc)
 {
+	if (o.transparent)
+		return WRAPPER_TRANSPARENT;
 	auto it = std::upper_bound(o.ranges.begin(), o.ranges.end(), pc,
 				   [](uintptr_t a, const range &r) { return a < r.start; });
 	/* Aliases share a range; a few symbols back covers them. */
@@ -183,9 +252,9 @@ uint32_t lookup(const object_ranges &o, uintptr_t pc)
 void wrappers_init()
 {
 	const char *v = find_env("ALLOCINFO_WRAPPERS");
-	if (!v)
-		return;
 	size_t used = 0;
+	if (!v)
+		v = "";
 	const char *p = v;
 	while (*p) {
 		while (*p == ',' || *p == ' ' || *p == '\t')
@@ -196,6 +265,19 @@ void wrappers_init()
 		while (*p && *p != ',' && *p != ' ' && *p != '\t')
 			p++;
 		size_t len = (size_t)(p - start);
+		if (start[0] == '-') {	/* a built-in group left out */
+			if (len == 4 && strncmp(start, "-std", 4) == 0)
+				g_groups &= ~GROUP_STD;
+			else if (len == 5 && strncmp(start, "-libc", 5) == 0)
+				g_groups &= ~GROUP_LIBC;
+			else if (len == 6 && strncmp(start, "-known", 6) == 0)
+				g_groups &= ~GROUP_KNOWN;
+			else
+				log_message("ALLOCINFO_WRAPPERS: '%.*s' is not a built-in group "
+					    "(-std, -libc or -known); ignored", (int)(len > 64 ? 64 : len),
+					    start);
+			continue;
+		}
 		const char *bad = nullptr;
 		for (const char *c = start; c < p && !bad; c++)
 			if (!pattern_char_ok(*c))
@@ -217,7 +299,7 @@ void wrappers_init()
 		g_patterns[g_nr_patterns++] = g_pattern_buf + used;
 		used += len + 1;
 	}
-	if (!g_nr_patterns)
+	if (!g_nr_patterns && !g_groups)
 		return;
 	busy_guard guard;
 	g_objects = new std::vector<object_ranges>();
@@ -227,12 +309,12 @@ void wrappers_init()
 
 bool wrappers_declared()
 {
-	return g_nr_patterns != 0;
+	return g_objects != nullptr;
 }
 
 uint32_t wrapper_at(uintptr_t pc)
 {
-	if (!g_nr_patterns)
+	if (!g_objects)
 		return 0;
 	pthread_mutex_lock(&g_lock);
 	object_ranges *o = object_of(pc);
@@ -247,14 +329,22 @@ uint32_t wrapper_at(uintptr_t pc)
 	if (!describe_object(pc, oi))
 		return 0;
 	std::vector<symbol_hit> hits;
-	scan_file(oi.path, oi.l_addr, hits);
+	/* The standard libraries' own objects are transparent as a whole: their exported
+	 * allocating functions (strdup, getline, open_memstream) and the internal ones
+	 * (fopen's, a memstream's growth, qsort's buffer) alike. */
+	bool transparent_object =
+		((g_groups & GROUP_STD) && basename_starts(oi.path, "libstdc++.so")) ||
+		((g_groups & GROUP_LIBC) && basename_starts(oi.path, "libc.so"));
+	if (!transparent_object)
+		scan_file(oi.path, oi.l_addr, hits);
 	pthread_mutex_lock(&g_lock);
 	if (!(o = object_of(pc))) {
 		object_ranges fresh;
 		fresh.lo = oi.lo;
 		fresh.hi = oi.hi;
+		fresh.transparent = transparent_object;
 		for (const symbol_hit &h : hits) {
-			uint32_t hid = id_for(h.name.c_str());
+			uint32_t hid = h.name.empty() ? WRAPPER_TRANSPARENT : id_for(h.name.c_str());
 			if (hid)
 				fresh.ranges.push_back({ h.start, h.end, hid });
 		}
@@ -270,25 +360,29 @@ uint32_t wrapper_at(uintptr_t pc)
 
 uint32_t wrapper_named(const char *func)
 {
-	if (!g_nr_patterns || !func || !matches(func))
+	if (!g_objects || !func)
 		return 0;
+	char buf[256];
+	const char *n = named_wrapper(func, buf, sizeof(buf));
+	if (!n)
+		return (g_groups & GROUP_STD) && std_function(func) ? WRAPPER_TRANSPARENT : 0;
 	busy_guard guard;
 	pthread_mutex_lock(&g_lock);
-	uint32_t id = id_for(func);
+	uint32_t id = id_for(n);
 	pthread_mutex_unlock(&g_lock);
 	return id;
 }
 
 const char *wrapper_name(uint32_t id)
 {
-	if (id == 0 || id > WRAPPER_MAX_IDS)
+	if (id == 0 || id >= WRAPPER_TRANSPARENT)
 		return "";
 	return __atomic_load_n(&g_names[id], __ATOMIC_ACQUIRE) ?: "";
 }
 
 void wrappers_forget(uintptr_t lo, uintptr_t hi)
 {
-	if (!g_nr_patterns)
+	if (!g_objects)
 		return;
 	busy_guard guard;
 	pthread_mutex_lock(&g_lock);

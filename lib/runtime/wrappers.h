@@ -9,6 +9,10 @@
  * address in the object is asked about; an object loaded later by dlopen is read
  * when its first allocation arrives, and forgotten when it is unloaded. A wrapper is
  * known by an id (1 and up) that names it; 0 means "not a wrapper".
+ *
+ * Built in, unless ALLOCINFO_WRAPPERS leaves them out with "-std", "-libc" or
+ * "-known": the standard libraries (transparent: skipped, no token) and common
+ * wrappers with unambiguous names (GLib's g_malloc family, the xmalloc family).
  */
 #ifndef ALLOCINFO_WRAPPERS_H
 #define ALLOCINFO_WRAPPERS_H
@@ -18,11 +22,15 @@
 namespace allocinfo {
 
 constexpr uint32_t WRAPPER_MAX_IDS = 0x7fff;	/* ids fit 15 bits of a caller key */
+/* The id of built-in wrappers that are skipped without a token: the C++ standard
+ * library (its headers' code, by mangled name, and all of libstdc++.so) and the C
+ * library (all of libc.so: strdup, getline, open_memstream, fopen, qsort, ...). */
+constexpr uint32_t WRAPPER_TRANSPARENT = WRAPPER_MAX_IDS;
 
 /* Start-up: reads ALLOCINFO_WRAPPERS (one "allocinfo:" line for a malformed entry). */
 void wrappers_init() HIDDEN;
 
-/* Whether any wrapper was declared. */
+/* Whether any wrapper, declared or built in, is looked for. */
 bool wrappers_declared() HIDDEN;
 
 /* The wrapper whose code holds pc (an address inside a function, not a return

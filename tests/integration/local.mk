@@ -46,3 +46,26 @@ tests_integration_wrappers_prog_tagged_LDADD = $(TEST_LDADD) $(DL_LIBS)
 tests_integration_wrappers_prog_tagged_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/integration/wrappers.sh
 EXTRA_DIST += tests/integration/wrappers.sh
+
+# The standard libraries as wrappers: one C++ program at -O0 and -O2, with and without
+# the header.
+check_PROGRAMS += tests/integration/stdlib_prog_O0_plain tests/integration/stdlib_prog_O2_plain \
+	tests/integration/stdlib_prog_O0_tagged tests/integration/stdlib_prog_O2_tagged
+tests_integration_stdlib_prog_O0_plain_SOURCES = tests/integration/stdlib_prog.cpp
+tests_integration_stdlib_prog_O0_plain_CXXFLAGS = $(AM_CXXFLAGS) -g -O0
+tests_integration_stdlib_prog_O0_plain_LDADD = $(DL_LIBS)
+tests_integration_stdlib_prog_O2_plain_SOURCES = tests/integration/stdlib_prog.cpp
+tests_integration_stdlib_prog_O2_plain_CXXFLAGS = $(AM_CXXFLAGS) -g -O2
+tests_integration_stdlib_prog_O2_plain_LDADD = $(DL_LIBS)
+tests_integration_stdlib_prog_O0_tagged_SOURCES = tests/integration/stdlib_prog.cpp
+tests_integration_stdlib_prog_O0_tagged_CPPFLAGS = $(AM_CPPFLAGS) -include allocinfo.h
+tests_integration_stdlib_prog_O0_tagged_CXXFLAGS = $(AM_CXXFLAGS) -g -O0
+tests_integration_stdlib_prog_O0_tagged_LDADD = $(TEST_LDADD) $(DL_LIBS)
+tests_integration_stdlib_prog_O0_tagged_LDFLAGS = $(TEST_LINK_FLAGS)
+tests_integration_stdlib_prog_O2_tagged_SOURCES = tests/integration/stdlib_prog.cpp
+tests_integration_stdlib_prog_O2_tagged_CPPFLAGS = $(AM_CPPFLAGS) -include allocinfo.h
+tests_integration_stdlib_prog_O2_tagged_CXXFLAGS = $(AM_CXXFLAGS) -g -O2
+tests_integration_stdlib_prog_O2_tagged_LDADD = $(TEST_LDADD) $(DL_LIBS)
+tests_integration_stdlib_prog_O2_tagged_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/integration/stdlib_wrappers.sh
+EXTRA_DIST += tests/integration/stdlib_wrappers.sh

@@ -32,9 +32,10 @@ expect() {
 	fi
 }
 
-# total OUTPUT: bytes and calls of the rows from the fixture's two files.
+# total OUTPUT: bytes and calls of the rows of the wrappers' allocations (the
+# program's other lines hold the C library's, stdout's buffer).
 total() {
-	printf '%s\n' "$1" | grep -E 'wrappers_(lib|prog)\.c:' |
+	printf '%s\n' "$1" | grep -E 'wrappers_lib\.c:| via:|func:prog_xmalloc ' |
 		awk '{ b += $1; c += $2 } END { print b, c }'
 }
 
