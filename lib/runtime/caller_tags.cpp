@@ -39,7 +39,7 @@ uint32_t caller_slot_probe(uintptr_t ra)
 		if (key == ra)
 			return e->slot;
 		if (key == (ra | CALLER_IN_WRAPPER))
-			return wrapped_caller_slot(ra, 0);
+			return walk_from(ra, e);
 		if (key == 0)
 			break;
 	}
@@ -115,28 +115,139 @@ uint32_t slot_for_key(uintptr_t key, uintptr_t ra, uint32_t via)
 
 } /* namespace */
 
+namespace {
+
+/* A wrapper frame's walk word: the step to the next return address's slot, where the
+ * slot of an entry point's return address lies above walk_from()'s frame, and the
+ * wrapper. */
+constexpr uint64_t walk_word(uint32_t step, uint32_t entry_offset, uint32_t via)
+{
+	return step | (uint64_t)(entry_offset & 0xffff) << 32 | (uint64_t)(via & 0x7fff) << 48;
+}
+constexpr uint32_t walk_step(uint64_t w) { return (uint32_t)w; }
+constexpr uint32_t walk_entry_offset(uint64_t w) { return (uint32_t)(w >> 32) & 0xffff; }
+constexpr uint32_t walk_via(uint64_t w) { return (uint32_t)(w >> 48) & 0x7fff; }
+
+/* Marks ra as a wrapper's return address, or updates its walk word (an entry offset
+ * of 0 keeps the one known). */
+void remember_wrapper(uintptr_t ra, uint64_t w)
+{
+	if (in_fork_window())
+		return;
+	uintptr_t key = ra | CALLER_IN_WRAPPER;
+	uint32_t h = caller_hash(ra);
+	registry_lock();
+	for (uint32_t i = 0; i < CALLER_PROBES; i++) {
+		caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
+		if (e->ra == key) {
+			if (!walk_entry_offset(w))
+				w |= (uint64_t)walk_entry_offset(e->walk) << 32;
+			__atomic_store_n(&e->walk, w, __ATOMIC_RELAXED);
+			break;
+		}
+		if (e->ra == 0) {
+			__atomic_store_n(&e->walk, w, __ATOMIC_RELAXED);
+			__atomic_store_n(&e->ra, key, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	registry_unlock();
+}
+
+/* The unwinder's walk, kept in the table for the next ones. */
+[[gnu::noinline]] uint32_t learn_walk(uintptr_t known_ra, uintptr_t base)
+{
+	unwound_path p;
+	if (!unwind_from(known_ra, base, p)) {
+		/* No way out: charged to the wrapper's own line, with its name. */
+		uint32_t via = wrapper_at(known_ra - 1);
+		if (via == WRAPPER_TRANSPARENT)
+			via = 0;
+		return slot_for_key((known_ra & CALLER_ADDR_MASK) | (uintptr_t)via << CALLER_VIA_SHIFT,
+				    known_ra, via);
+	}
+	for (int i = 0; i < p.nr; i++)
+		remember_wrapper(p.frames[i].ra, walk_word(p.frames[i].step,
+							   i == 0 ? p.entry_offset : 0,
+							   p.frames[i].via));
+	uint32_t via = p.caller.via;
+	return slot_for_key((p.caller.ra & CALLER_ADDR_MASK) | (uintptr_t)via << CALLER_VIA_SHIFT,
+			    p.caller.ra, via);
+}
+
+} /* namespace */
+
+/*
+ * An allocation whose return address known_ra is a wrapper's (entry: its mark, or
+ * null). Known frames are stepped over with the walk words of the table: from this
+ * function's frame to known_ra's slot (checked: it must hold known_ra), then from slot
+ * to slot, each return address found by one probe, until a caller outside; anything
+ * unknown, or not as remembered, is unwound and learnt.
+ */
+[[gnu::noinline]] uint32_t walk_from(uintptr_t known_ra, const caller_entry *entry)
+{
+	uintptr_t base = (uintptr_t)__builtin_frame_address(0);
+	if (entry) {
+		uint64_t w = __atomic_load_n(&entry->walk, __ATOMIC_RELAXED);
+		uint32_t off = walk_entry_offset(w);
+		uintptr_t slot = base + off;
+		if (off && *(const uintptr_t *)slot == known_ra) {
+			uint32_t via = walk_via(w);
+			if (via == WRAPPER_TRANSPARENT)
+				via = 0;
+			for (int depth = 0; depth < CALLER_MAX_WALK; depth++) {
+				uint32_t step = walk_step(w);
+				if (!step)
+					break;
+				slot += step;
+				if (slot - base >= WALK_MAX_STACK)
+					break;
+				uintptr_t ra = *(const uintptr_t *)slot;
+				uintptr_t want = (ra & CALLER_ADDR_MASK) | (uintptr_t)via << CALLER_VIA_SHIFT;
+				uintptr_t mark = ra | CALLER_IN_WRAPPER;
+				uint32_t h = caller_hash(ra);
+				const caller_entry *next = nullptr;
+				for (uint32_t i = 0; i < CALLER_PROBES; i++) {
+					const caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
+					uintptr_t key = __atomic_load_n(&e->ra, __ATOMIC_ACQUIRE);
+					if (key == want)
+						return e->slot;
+					if (key == mark) {
+						next = e;
+						break;
+					}
+					if (key == 0)
+						break;
+				}
+				if (!next)
+					break;
+				w = __atomic_load_n(&next->walk, __ATOMIC_RELAXED);
+				uint32_t v = walk_via(w);
+				if (v && v != WRAPPER_TRANSPARENT)
+					via = v;
+			}
+		}
+	}
+	return learn_walk(known_ra, base);
+}
+
 uint32_t caller_slot_slow(uintptr_t ra)
 {
 	if (wrappers_declared() && !in_fork_window()) {
 		busy_guard guard;
-		if (wrapper_at(ra - 1)) {
-			slot_for_key(ra | CALLER_IN_WRAPPER, ra, 0);
-			return wrapped_caller_slot(ra, 0);
-		}
+		if (wrapper_at(ra - 1))
+			return walk_from(ra, nullptr);
 	}
 	return slot_for_key(ra, ra, 0);
 }
 
 uint32_t wrapped_caller_slot(uintptr_t known_ra, uint32_t tag_via)
 {
+	if (known_ra)
+		return walk_from(known_ra, nullptr);
 	wrapped_caller wc;
-	if (!find_wrapped_caller(known_ra, wc)) {
-		/* No way out of the wrapper: charged to the wrapper's own line. */
-		if (!known_ra)
-			return overflow_slot();
-		wc.ra = known_ra;
-		wc.via = 0;
-	}
+	if (!find_wrapped_caller(0, wc))
+		return overflow_slot();
 	uint32_t via = wc.via ? wc.via : tag_via;
 	if (via == WRAPPER_TRANSPARENT)
 		via = 0;	/* the standard libraries leave no token */

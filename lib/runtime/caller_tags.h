@@ -25,8 +25,15 @@ namespace allocinfo {
 
 struct caller_entry {
 	uintptr_t ra;		/* 0 empty, 1 tombstone */
-	uint32_t slot;
-	uint32_t unused;
+	union {
+		struct {
+			uint32_t slot;
+			uint32_t unused;
+		};
+		/* A wrapper's return address (ra | CALLER_IN_WRAPPER): how a walk steps
+		 * over its frame, written whole (see walk_word()). */
+		uint64_t walk;
+	};
 };
 
 constexpr uint32_t CALLER_TABLE_BITS = 17;
@@ -62,8 +69,13 @@ static inline uint32_t caller_slot(uintptr_t ra)
 }
 
 /* An allocation made inside a declared wrapper: the slot of its first caller outside
- * every wrapper. known_ra: the entry point's return address (0 when not known). */
+ * every wrapper. known_ra: the entry point's return address (0 when not known: a
+ * tagged call, whose tag names wrapper tag_via). */
 uint32_t wrapped_caller_slot(uintptr_t known_ra, uint32_t tag_via) HIDDEN;
+/* The same for a return address known to be a wrapper's, its mark entry in hand (or
+ * null). */
+uint32_t walk_from(uintptr_t known_ra, const caller_entry *entry) HIDDEN;
+constexpr int CALLER_MAX_WALK = 64;	/* frames */
 
 /* Start-up: maps the table. */
 bool caller_tags_init() HIDDEN;

@@ -167,6 +167,41 @@ _Unwind_Reason_Code collect(struct _Unwind_Context *ctx, void *arg)
 
 } /* namespace */
 
+bool unwind_from(uintptr_t known_ra, uintptr_t base, unwound_path &out)
+{
+	pthread_once(&g_once, setup);
+	busy_guard guard;
+	unwound u;
+	_Unwind_Backtrace(collect, &u);
+	out.entry_offset = 0;
+	out.nr = 0;
+	out.caller = wrapped_caller{ 0, 0 };
+	int i = 1;
+	while (i < u.n && u.ip[i] != known_ra)
+		i++;
+	if (i == u.n)
+		return false;
+	uintptr_t entry_slot = u.cfa[i] - sizeof(void *);
+	if (entry_slot > base && entry_slot - base < 0x10000 && !(entry_slot & 7))
+		out.entry_offset = (uint32_t)(entry_slot - base);
+	for (; i < u.n; i++) {
+		uint32_t via;
+		uint32_t kind = kind_of(u.ip[i], &via);
+		if (kind == FRAME_OUTSIDE) {
+			out.caller.ra = u.ip[i];
+			return true;
+		}
+		if (kind == FRAME_SELF || out.nr == PATH_MAX_FRAMES)
+			return false;	/* back in the library (a callback), or too deep */
+		uintptr_t step = i + 1 < u.n ? u.cfa[i + 1] - u.cfa[i] : 0;
+		bool usable = step > 0 && step < WALK_MAX_STACK && !(step & 7);
+		out.frames[out.nr++] = { u.ip[i], usable ? (uint32_t)step : 0, via };
+		if (via != WRAPPER_TRANSPARENT)
+			out.caller.via = via;
+	}
+	return false;
+}
+
 /* The fast walk: from this function's own return-address slot, known steps. */
 [[gnu::noinline]] bool find_wrapped_caller(uintptr_t known_ra, wrapped_caller &out)
 {

@@ -32,6 +32,28 @@ struct wrapped_caller {
  */
 bool find_wrapped_caller(uintptr_t known_ra, wrapped_caller &out) HIDDEN;
 
+/* The frames from an entry point's return address known_ra up to the first caller
+ * outside every wrapper, as the unwinder finds them, for the caller table to keep
+ * (caller_tags.h): each wrapper frame's return address, the distance from the slot
+ * holding it to the next one, and its wrapper; and where known_ra's slot lies above
+ * base, the frame address of the function whose walks will use them. */
+struct wrapper_frame {
+	uintptr_t ra;
+	uint32_t step;		/* 0: not fixed */
+	uint32_t via;
+};
+constexpr int PATH_MAX_FRAMES = 16;
+struct unwound_path {
+	uint32_t entry_offset;	/* known_ra's slot - base; 0: not found */
+	int nr;
+	wrapper_frame frames[PATH_MAX_FRAMES];
+	wrapped_caller caller;	/* via: the outermost named wrapper, or 0 */
+};
+bool unwind_from(uintptr_t known_ra, uintptr_t base, unwound_path &out) HIDDEN;
+
+/* Bytes of stack a walk may read above the walker's frame. */
+constexpr uintptr_t WALK_MAX_STACK = 1u << 20;
+
 /* An object in [lo, hi) was unloaded: forget what was learnt about its code. */
 void frames_forget(uintptr_t lo, uintptr_t hi) HIDDEN;
 
