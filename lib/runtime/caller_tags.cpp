@@ -39,7 +39,7 @@ uint32_t caller_slot_probe(uintptr_t ra)
 		if (key == ra)
 			return e->slot;
 		if (key == (ra | CALLER_IN_WRAPPER))
-			return walk_from(ra, e);
+			return walk_from(ra, e);	/* inside a wrapper: walk out */
 		if (key == 0)
 			break;
 	}
@@ -125,6 +125,7 @@ constexpr uint64_t walk_word(uint32_t step, uint32_t entry_offset, uint32_t via)
 	return step | (uint64_t)(entry_offset & 0xffff) << 32 | (uint64_t)(via & 0x7fff) << 48;
 }
 constexpr uint32_t walk_step(uint64_t w) { return (uint32_t)w; }
+constexpr uint32_t WALK_STEP_VARIES = 1u << 31;	/* beyond WALK_MAX_STACK */
 constexpr uint32_t walk_entry_offset(uint64_t w) { return (uint32_t)(w >> 32) & 0xffff; }
 constexpr uint32_t walk_via(uint64_t w) { return (uint32_t)(w >> 48) & 0x7fff; }
 
@@ -142,6 +143,11 @@ void remember_wrapper(uintptr_t ra, uint64_t w)
 		if (e->ra == key) {
 			if (!walk_entry_offset(w))
 				w |= (uint64_t)walk_entry_offset(e->walk) << 32;
+			/* A frame whose size differs between walks (alloca) is always
+			 * unwound: its step becomes one no walk takes. */
+			uint32_t was = walk_step(e->walk);
+			if (was == WALK_STEP_VARIES || (was && was != walk_step(w)))
+				w = (w & ~0xffffffffull) | WALK_STEP_VARIES;
 			__atomic_store_n(&e->walk, w, __ATOMIC_RELAXED);
 			break;
 		}
@@ -154,11 +160,37 @@ void remember_wrapper(uintptr_t ra, uint64_t w)
 	registry_unlock();
 }
 
-/* The unwinder's walk, kept in the table for the next ones. */
-[[gnu::noinline]] uint32_t learn_walk(uintptr_t known_ra, uintptr_t base)
+/* Where a tagged call's return address lies above tag_walk()'s frame: an entry
+ * keyed by the tag's address, its slot field the offset. */
+constexpr uintptr_t CALLER_TAG_KEY = 3ull << 62;	/* no mark (1 << 63 alone) nor caller */
+
+void remember_tag_offset(const void *tag, uint32_t offset)
+{
+	if (in_fork_window() || !offset)
+		return;
+	uintptr_t key = ((uintptr_t)tag & CALLER_ADDR_MASK) | CALLER_TAG_KEY;
+	uint32_t h = caller_hash((uintptr_t)tag);
+	registry_lock();
+	for (uint32_t i = 0; i < CALLER_PROBES; i++) {
+		caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
+		if (e->ra == key || e->ra == 0) {
+			__atomic_store_n(&e->slot, offset, __ATOMIC_RELAXED);
+			__atomic_store_n(&e->ra, key, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	registry_unlock();
+}
+
+/* The unwinder's walk, kept in the table for the next ones. A tagged call (known_ra
+ * 0) is charged with tag_via when no frame names a wrapper (it was inlined). */
+[[gnu::noinline]] uint32_t learn_walk(uintptr_t known_ra, uintptr_t base,
+				      const void *tag = nullptr, uint32_t tag_via = 0)
 {
 	unwound_path p;
 	if (!unwind_from(known_ra, base, p)) {
+		if (!known_ra)
+			return overflow_slot();
 		/* No way out: charged to the wrapper's own line, with its name. */
 		uint32_t via = wrapper_at(known_ra - 1);
 		if (via == WRAPPER_TRANSPARENT)
@@ -168,9 +200,13 @@ void remember_wrapper(uintptr_t ra, uint64_t w)
 	}
 	for (int i = 0; i < p.nr; i++)
 		remember_wrapper(p.frames[i].ra, walk_word(p.frames[i].step,
-							   i == 0 ? p.entry_offset : 0,
+							   i == 0 && known_ra ? p.entry_offset : 0,
 							   p.frames[i].via));
-	uint32_t via = p.caller.via;
+	if (tag)
+		remember_tag_offset(tag, p.entry_offset);
+	uint32_t via = p.caller.via ? p.caller.via : tag_via;
+	if (via == WRAPPER_TRANSPARENT)
+		via = 0;
 	return slot_for_key((p.caller.ra & CALLER_ADDR_MASK) | (uintptr_t)via << CALLER_VIA_SHIFT,
 			    p.caller.ra, via);
 }
@@ -184,6 +220,54 @@ void remember_wrapper(uintptr_t ra, uint64_t w)
  * to slot, each return address found by one probe, until a caller outside; anything
  * unknown, or not as remembered, is unwound and learnt.
  */
+namespace {
+
+/* From the slot of a wrapper's return address, whose walk word is w, up: the caller's
+ * slot, or 0 when a frame is not known. */
+inline uint32_t step_out(uintptr_t base, uintptr_t slot, uint64_t w, uint32_t via)
+{
+	for (int depth = 0; depth < CALLER_MAX_WALK; depth++) {
+		uint32_t step = walk_step(w);
+		if (!step)
+			break;
+		slot += step;
+		if (slot - base >= WALK_MAX_STACK)
+			break;
+		uintptr_t ra = *(const uintptr_t *)slot;
+		uintptr_t want = (ra & CALLER_ADDR_MASK) | (uintptr_t)via << CALLER_VIA_SHIFT;
+		uintptr_t mark = ra | CALLER_IN_WRAPPER;
+		uint32_t h = caller_hash(ra);
+		const caller_entry *next = nullptr;
+		for (uint32_t i = 0; i < CALLER_PROBES; i++) {
+			const caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
+			uintptr_t key = __atomic_load_n(&e->ra, __ATOMIC_ACQUIRE);
+			if (key == want)
+				return e->slot;
+			if (key == mark) {
+				next = e;
+				break;
+			}
+			if (key == 0)
+				break;
+		}
+		if (!next)
+			break;
+		w = __atomic_load_n(&next->walk, __ATOMIC_RELAXED);
+		uint32_t v = walk_via(w);
+		if (v && v != WRAPPER_TRANSPARENT)
+			via = v;
+	}
+	return 0;
+}
+
+/* A named wrapper's id, 0 for none or a transparent one. */
+inline uint32_t named(uint32_t via)
+{
+	return via == WRAPPER_TRANSPARENT ? 0 : via;
+}
+
+} /* namespace */
+
 [[gnu::noinline]] uint32_t walk_from(uintptr_t known_ra, const caller_entry *entry)
 {
 	uintptr_t base = (uintptr_t)__builtin_frame_address(0);
@@ -191,44 +275,55 @@ void remember_wrapper(uintptr_t ra, uint64_t w)
 		uint64_t w = __atomic_load_n(&entry->walk, __ATOMIC_RELAXED);
 		uint32_t off = walk_entry_offset(w);
 		uintptr_t slot = base + off;
-		if (off && *(const uintptr_t *)slot == known_ra) {
-			uint32_t via = walk_via(w);
-			if (via == WRAPPER_TRANSPARENT)
-				via = 0;
-			for (int depth = 0; depth < CALLER_MAX_WALK; depth++) {
-				uint32_t step = walk_step(w);
-				if (!step)
-					break;
-				slot += step;
-				if (slot - base >= WALK_MAX_STACK)
-					break;
-				uintptr_t ra = *(const uintptr_t *)slot;
-				uintptr_t want = (ra & CALLER_ADDR_MASK) | (uintptr_t)via << CALLER_VIA_SHIFT;
-				uintptr_t mark = ra | CALLER_IN_WRAPPER;
-				uint32_t h = caller_hash(ra);
-				const caller_entry *next = nullptr;
-				for (uint32_t i = 0; i < CALLER_PROBES; i++) {
-					const caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
-					uintptr_t key = __atomic_load_n(&e->ra, __ATOMIC_ACQUIRE);
-					if (key == want)
-						return e->slot;
-					if (key == mark) {
-						next = e;
-						break;
-					}
-					if (key == 0)
-						break;
-				}
-				if (!next)
-					break;
-				w = __atomic_load_n(&next->walk, __ATOMIC_RELAXED);
-				uint32_t v = walk_via(w);
-				if (v && v != WRAPPER_TRANSPARENT)
-					via = v;
-			}
-		}
+		if (off && *(const uintptr_t *)slot == known_ra)
+			if (uint32_t s = step_out(base, slot, w, named(walk_via(w))))
+				return s;
 	}
 	return learn_walk(known_ra, base);
+}
+
+/*
+ * A tagged call inside a declared wrapper: the tag's entry says where the return
+ * address into the program lies above this frame; what it holds is looked up (a
+ * wrapper's mark, or the caller itself when the wrapper was inlined into it).
+ */
+[[gnu::noinline]] static uint32_t tag_walk(const void *tag, uint32_t tag_via)
+{
+	uintptr_t base = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t key = ((uintptr_t)tag & CALLER_ADDR_MASK) | CALLER_TAG_KEY;
+	uint32_t h = caller_hash((uintptr_t)tag), off = 0;
+	for (uint32_t i = 0; i < CALLER_PROBES; i++) {
+		const caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
+		uintptr_t k = __atomic_load_n(&e->ra, __ATOMIC_ACQUIRE);
+		if (k == key) {
+			off = __atomic_load_n(&e->slot, __ATOMIC_RELAXED);
+			break;
+		}
+		if (k == 0)
+			break;
+	}
+	if (off) {
+		uintptr_t slot = base + off, ra = *(const uintptr_t *)slot;
+		uintptr_t want = (ra & CALLER_ADDR_MASK) | (uintptr_t)named(tag_via) << CALLER_VIA_SHIFT;
+		uintptr_t mark = ra | CALLER_IN_WRAPPER;
+		uint32_t hr = caller_hash(ra);
+		for (uint32_t i = 0; i < CALLER_PROBES; i++) {
+			const caller_entry *e = &g_callers[(hr + i) & (CALLER_TABLE_SIZE - 1)];
+			uintptr_t k = __atomic_load_n(&e->ra, __ATOMIC_ACQUIRE);
+			if (k == want)
+				return e->slot;
+			if (k == mark) {
+				uint64_t w = __atomic_load_n(&e->walk, __ATOMIC_RELAXED);
+				uint32_t via = named(walk_via(w)) ? named(walk_via(w)) : named(tag_via);
+				if (uint32_t s = step_out(base, slot, w, via))
+					return s;
+				break;
+			}
+			if (k == 0)
+				break;
+		}
+	}
+	return learn_walk(0, base, tag, tag_via);
 }
 
 uint32_t caller_slot_slow(uintptr_t ra)
@@ -241,18 +336,9 @@ uint32_t caller_slot_slow(uintptr_t ra)
 	return slot_for_key(ra, ra, 0);
 }
 
-uint32_t wrapped_caller_slot(uintptr_t known_ra, uint32_t tag_via)
+uint32_t wrapped_tag_slot(const void *tag, uint32_t tag_via)
 {
-	if (known_ra)
-		return walk_from(known_ra, nullptr);
-	wrapped_caller wc;
-	if (!find_wrapped_caller(0, wc))
-		return overflow_slot();
-	uint32_t via = wc.via ? wc.via : tag_via;
-	if (via == WRAPPER_TRANSPARENT)
-		via = 0;	/* the standard libraries leave no token */
-	return slot_for_key((wc.ra & CALLER_ADDR_MASK) | (uintptr_t)via << CALLER_VIA_SHIFT,
-			    wc.ra, via);
+	return tag_walk(tag, tag_via);
 }
 
 void caller_tags_forget(uintptr_t lo, uintptr_t hi)
@@ -260,7 +346,7 @@ void caller_tags_forget(uintptr_t lo, uintptr_t hi)
 	for (uint32_t i = 0; i < CALLER_TABLE_SIZE; i++) {
 		caller_entry *e = &g_callers[i];
 		uintptr_t addr = e->ra & CALLER_ADDR_MASK;
-		if (addr >= lo && addr < hi && e->ra > CALLER_TOMBSTONE)
+		if (addr >= lo && addr < hi && e->ra > CALLER_TOMBSTONE)	/* tags' keys too */
 			__atomic_store_n(&e->ra, CALLER_TOMBSTONE, __ATOMIC_RELEASE);
 	}
 }

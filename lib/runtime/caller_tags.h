@@ -68,13 +68,11 @@ static inline uint32_t caller_slot(uintptr_t ra)
 	return caller_slot_probe(ra);	/* hashes again: nothing kept live */
 }
 
-/* An allocation made inside a declared wrapper: the slot of its first caller outside
- * every wrapper. known_ra: the entry point's return address (0 when not known: a
- * tagged call, whose tag names wrapper tag_via). */
-uint32_t wrapped_caller_slot(uintptr_t known_ra, uint32_t tag_via) HIDDEN;
-/* The same for a return address known to be a wrapper's, its mark entry in hand (or
- * null). */
+/* An allocation made inside a declared wrapper, from return address known_ra (its
+ * mark entry in hand, or null): the slot of its first caller outside every wrapper. */
 uint32_t walk_from(uintptr_t known_ra, const caller_entry *entry) HIDDEN;
+/* The same for a tagged call inside wrapper tag_via (its tag's address: tag). */
+uint32_t wrapped_tag_slot(const void *tag, uint32_t tag_via) HIDDEN;
 constexpr int CALLER_MAX_WALK = 64;	/* frames */
 
 /* Start-up: maps the table. */

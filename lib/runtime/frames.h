@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Walking out of declared wrappers: from inside the library, up the stack to the
- * first caller outside every wrapper. Called only for allocations made inside one.
+ * Walking out of wrappers: from inside the library, up the stack to the first caller
+ * outside every wrapper, with the unwinder. Called the first time a path is taken;
+ * the caller table (caller_tags.h) keeps what it finds, so later walks are a probe
+ * per frame.
  *
  * Programs are seldom built with frame pointers, and the library's allocation path is
  * built without them, so frames are found from the unwind tables (.eh_frame, which
- * every x86-64 object has): the first walk through a return address uses the C++
- * runtime's unwinder (_Unwind_Backtrace) and remembers, for that address, the
- * distance from its return-address slot to the next one (its frame's size at that
- * call, fixed for code that does not alloca); later walks through known addresses
- * are a few loads, a hash probe per frame. Walks are bounded in depth and in how far
- * up the stack they read.
+ * every x86-64 object has) by the C++ runtime's _Unwind_Backtrace. What is kept of a
+ * frame is the distance from the slot of its return address to the next one: fixed
+ * at a given return address for code that does not alloca, and checked where it can
+ * be. Walks are bounded in depth and in how far up the stack they read.
  */
 #ifndef ALLOCINFO_FRAMES_H
 #define ALLOCINFO_FRAMES_H
@@ -21,16 +21,8 @@ namespace allocinfo {
 
 struct wrapped_caller {
 	uintptr_t ra;		/* return address into the first caller outside */
-	uint32_t via;		/* the outermost wrapper passed through (wrappers.h), or 0 */
+	uint32_t via;		/* the outermost named wrapper passed through, or 0 */
 };
-
-/*
- * From the current allocation, finds its first caller outside every wrapper.
- * known_ra is the return address of the library's entry point into the program when
- * the caller has it, else 0: the frames of the library are skipped. False when the
- * stack cannot be walked.
- */
-bool find_wrapped_caller(uintptr_t known_ra, wrapped_caller &out) HIDDEN;
 
 /* The frames from an entry point's return address known_ra up to the first caller
  * outside every wrapper, as the unwinder finds them, for the caller table to keep
@@ -44,18 +36,17 @@ struct wrapper_frame {
 };
 constexpr int PATH_MAX_FRAMES = 16;
 struct unwound_path {
-	uint32_t entry_offset;	/* known_ra's slot - base; 0: not found */
+	uintptr_t entry_ra;	/* known_ra, or when 0 the first outside the library */
+	uint32_t entry_offset;	/* entry_ra's slot - base; 0: not found */
 	int nr;
 	wrapper_frame frames[PATH_MAX_FRAMES];
 	wrapped_caller caller;	/* via: the outermost named wrapper, or 0 */
 };
 bool unwind_from(uintptr_t known_ra, uintptr_t base, unwound_path &out) HIDDEN;
+/* (known_ra 0: the library's frames are skipped; false when it is linked in.) */
 
 /* Bytes of stack a walk may read above the walker's frame. */
 constexpr uintptr_t WALK_MAX_STACK = 1u << 20;
-
-/* An object in [lo, hi) was unloaded: forget what was learnt about its code. */
-void frames_forget(uintptr_t lo, uintptr_t hi) HIDDEN;
 
 } /* namespace allocinfo */
 

@@ -22,7 +22,6 @@
 
 #include "caller_tags.h"
 #include "cxxname.h"
-#include "frames.h"
 #include "store.h"
 #include "wrappers.h"
 
@@ -232,7 +231,7 @@ void registry_init()
 	if (in_fork_window())
 		return g_overflow_slot;
 	uint32_t flags = __atomic_load_n(&t->flags, __ATOMIC_ACQUIRE);
-	return wrapped_caller_slot(0, (flags >> TAG_WRAPPER_SHIFT) & WRAPPER_MAX_IDS);
+	return wrapped_tag_slot(t, (flags >> TAG_WRAPPER_SHIFT) & WRAPPER_MAX_IDS);
 }
 
 uint32_t register_tag(const alloc_tag *ct)
@@ -295,7 +294,6 @@ void scan_unloaded()
 		}
 		caller_tags_forget(m->lo, m->hi);
 		wrappers_forget(m->lo, m->hi);
-		frames_forget(m->lo, m->hi);
 		cds_list_del_rcu(&m->node);
 		gone.push_back(m);
 	}
