@@ -123,8 +123,10 @@ void release_slow(void *p) noexcept
 	void *base = rec;
 	if (meta & RECORD_SHIFT_MASK)
 		base = static_cast<char *>(p) - ((size_t)1 << ((meta & RECORD_SHIFT_MASK) >> 8));
-	if (meta & RECORD_F_DEBUG)
-		rec->meta = 0;	/* a second free of p is then caught */
+	/* A second free of p is then caught; and allocinfo_pointer_info() does not take
+	 * an aligned block's record, which glibc's free lists leave alone, for a live one. */
+	if (meta & (RECORD_F_DEBUG | RECORD_SHIFT_MASK))
+		rec->meta = 0;
 	backend::free(base);
 }
 
