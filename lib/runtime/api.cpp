@@ -17,6 +17,10 @@
 
 using namespace allocinfo;
 
+namespace allocinfo {
+symbolizer *own_symbolizer() HIDDEN;
+}
+
 namespace {
 
 /* Kept for the life of the process: opening debug info is the slow part of a report. */
@@ -53,6 +57,21 @@ ssize_t write_all(int fd, const std::string &s)
 
 } /* namespace */
 
+/* The process's symbolizer, made on first use (busy_guard held). */
+symbolizer *allocinfo::own_symbolizer()
+{
+	registry_lock();
+	if (!g_symbolizer) {
+		static bool atfork_done;
+		if (!atfork_done)
+			atfork_done = pthread_atfork(symbolizer_fork_prepare, symbolizer_fork_done,
+						     symbolizer_fork_done) == 0;
+		g_symbolizer = new symbolizer();
+	}
+	registry_unlock();
+	return g_symbolizer;
+}
+
 extern "C" EXPORT ssize_t allocinfo_print(int fd)
 {
 	ensure_init();
@@ -68,17 +87,7 @@ extern "C" EXPORT ssize_t allocinfo_print(int fd)
 			errno = EIO;
 			return -1;
 		}
-		registry_lock();
-		if (!g_symbolizer) {
-			static bool atfork_done;
-			if (!atfork_done)
-				atfork_done = pthread_atfork(symbolizer_fork_prepare,
-							     symbolizer_fork_done,
-							     symbolizer_fork_done) == 0;
-			g_symbolizer = new symbolizer();
-		}
-		registry_unlock();
-		site_table table(g_symbolizer, false);
+		site_table table(own_symbolizer(), false);
 		table.add(snap);
 		rows = table.rows();
 	}
