@@ -104,6 +104,38 @@ static inline void allocinfo_set_enabled(int on) { (void)on; }
 static inline int allocinfo_enabled(void) { return 0; }
 #endif
 
+/* ---- allocation identity: who owns this pointer? ---------------------------------- */
+
+/* What allocinfo_pointer_info() says of a live counted block. Names are copied in,
+ * cut to fit, NUL-terminated. */
+struct allocinfo_ptr_info {
+	const void *start;	/* the block's first byte */
+	size_t size;		/* the bytes its caller asked for */
+	unsigned int line;	/* the call site, as the report names it; 0 unknown */
+	char file[256];
+	char func[256];
+	char module[128];	/* basename of the ELF object holding the call */
+	char via[128];		/* the declared wrapper it came through, or "" */
+	char allocator[64];	/* "malloc" (the malloc family and new) */
+};
+
+#ifndef ALLOCINFO_DISABLE
+/* For p anywhere inside a live block allocinfo counts ([start, start + size), or
+ * start itself for a 0-byte block): fills *out and returns 0. For anything else
+ * (stack, static data, a freed block, one past the end, a block of another
+ * allocator or made while counting was off) returns -1 with errno ENOENT; EINVAL
+ * when out is null. Never faults on any p. Callable from a debugger:
+ * `call allocinfo_pointer_info(p, &info)`. */
+ALLOCINFO_API int allocinfo_pointer_info(const void *p, struct allocinfo_ptr_info *out);
+#else
+static inline int allocinfo_pointer_info(const void *p, struct allocinfo_ptr_info *out)
+{
+	(void)p;
+	(void)out;
+	return -1;
+}
+#endif
+
 #ifndef ALLOCINFO_DISABLE
 
 extern __thread struct allocinfo_thread allocinfo__thread

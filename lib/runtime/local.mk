@@ -20,6 +20,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/caller_tags.h lib/runtime/caller_tags.cpp \
 	lib/runtime/wrappers.h lib/runtime/wrappers.cpp \
 	lib/runtime/frames.h lib/runtime/frames.cpp \
+	lib/runtime/pointer_info.cpp \
 	lib/runtime/small_heap.h lib/runtime/small_heap.cpp \
 	lib/runtime/alloc.h lib/runtime/alloc.cpp \
 	lib/runtime/init.cpp \
