@@ -22,6 +22,7 @@
 
 #include "caller_tags.h"
 #include "cxxname.h"
+#include "small_heap.h"
 #include "store.h"
 #include "wrappers.h"
 
@@ -220,6 +221,8 @@ void registry_init()
 	g_unloaded_slots = new std::vector<uint32_t>();
 	/* The overflow tag stands for call sites beyond the store's capacity. */
 	g_store.hdr->exe_off = store_intern(g_exe_path);
+	/* Readers find blocks in it (allocinfo --addr). */
+	g_store.hdr->small_base = g_fast.small_base != small::NO_BASE ? g_fast.small_base : 0;
 	g_overflow_slot = g_next_slot++;
 	store_publish_tag(g_overflow_slot, ALLOCINFO_TAGF_OVERFLOW, store_intern("??"),
 			  store_intern("other_call_sites"), store_intern(g_exe_path), 0, 0);

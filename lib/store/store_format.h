@@ -79,7 +79,9 @@ struct allocinfo_store_header {
 	uint32_t reserved32;
 	uint64_t ext_offset;         /* struct allocinfo_store_tag_ext[tag_capacity], or
 				      * 0: no slot has tokens */
-	uint64_t reserved[6];
+	uint64_t small_base;         /* the process's small-block heap (an address in
+				      * it), 0 none: for finding blocks from outside */
+	uint64_t reserved[5];
 };
 
 /* One tag: 32 bytes. A slot being rewritten has an odd seq (a seqlock). */
