@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "allocinfo_snapshot.h"
+#include "block_lookup.h"
 #include "report.h"
 #include "site_table.h"
 #include "store_reader.h"
@@ -54,6 +55,8 @@ struct options {
 	double watch = 0;		/* seconds; 0 = print once */
 	long count = 0;			/* --count: reports printed by --watch; 0 = until SIGINT */
 	bool gc = false, enable = false, disable = false;
+	bool addr_given = false;
+	uint64_t addr = 0;		/* --addr: the block holding it */
 };
 
 volatile sig_atomic_t g_stop;
@@ -67,6 +70,7 @@ void usage_text(FILE *f)
 "                 [--json | --prometheus | --pprof FILE | --save FILE | --diff FILE]\n"
 "                 [--watch SECONDS [--count N]]\n"
 "       allocinfo -p PID --enable | --disable\n"
+"       allocinfo -p PID --addr ADDRESS\n"
 "       allocinfo --gc\n"
 "\n"
 "Prints the live memory of every call site of the instrumented processes (the\n"
@@ -86,6 +90,8 @@ void usage_text(FILE *f)
 "      --gc             remove the stores of processes that are gone\n"
 "      --enable         with -p: switch counting on in that process\n"
 "      --disable        with -p: switch it off (allocations are not counted)\n"
+"      --addr ADDRESS   with -p: the live block holding ADDRESS (hex, 0x...) and\n"
+"                       where it was allocated; exit 1 when none holds it\n"
 "  -h, --help           this help\n"
 "  -V, --version        the version\n"
 "\n"
@@ -116,7 +122,7 @@ bool parse_long(const char *s, long min, long max, long &v)
 options parse_options(int argc, char **argv)
 {
 	enum { OPT_SORT = 256, OPT_TOP, OPT_HUMAN, OPT_JSON, OPT_PROM, OPT_PPROF, OPT_SAVE,
-	       OPT_DIFF, OPT_WATCH, OPT_COUNT, OPT_GC, OPT_ENABLE, OPT_DISABLE };
+	       OPT_DIFF, OPT_WATCH, OPT_COUNT, OPT_GC, OPT_ENABLE, OPT_DISABLE, OPT_ADDR };
 	static const struct option longopts[] = {
 		{"pid", required_argument, nullptr, 'p'},
 		{"sort", required_argument, nullptr, OPT_SORT},
@@ -132,6 +138,7 @@ options parse_options(int argc, char **argv)
 		{"gc", no_argument, nullptr, OPT_GC},
 		{"enable", no_argument, nullptr, OPT_ENABLE},
 		{"disable", no_argument, nullptr, OPT_DISABLE},
+		{"addr", required_argument, nullptr, OPT_ADDR},
 		{"help", no_argument, nullptr, 'h'},
 		{"version", no_argument, nullptr, 'V'},
 		{nullptr, 0, nullptr, 0},
@@ -217,6 +224,17 @@ options parse_options(int argc, char **argv)
 		case OPT_DISABLE:
 			o.disable = true;
 			break;
+		case OPT_ADDR: {
+			char *end;
+			errno = 0;
+			unsigned long long a = strtoull(optarg, &end, 16);
+			if (strncmp(optarg, "0x", 2) != 0 || !optarg[2] || *end || errno)
+				usage_error(std::string("--addr: '") + optarg +
+					    "' is not a hexadecimal address (0x...)");
+			o.addr = a;
+			o.addr_given = true;
+			break;
+		}
 		case 'h':
 			usage_text(stdout);
 			exit(0);
@@ -254,6 +272,8 @@ options parse_options(int argc, char **argv)
 			usage_error(std::string(o.enable ? "--enable" : "--disable") +
 				    " takes no other option than -p");
 	}
+	if (o.addr_given && (!pid_given || reporting || o.gc || o.enable || o.disable))
+		usage_error("--addr needs -p PID and no other option");
 	if (o.gc && (reporting || pid_given))
 		usage_error("--gc takes no other option");
 	if (o.human && o.out != output::text && o.out != output::diff)
@@ -584,6 +604,29 @@ int run_gc()
 	return 0;
 }
 
+/* --addr: the block of process o.pid that holds o.addr. */
+int run_addr(const options &o)
+{
+	store_entry e;
+	std::string why;
+	if (!read_pid_store(o.pid, e, why)) {
+		fprintf(stderr, "%s: %s\n", PROG, why.c_str());
+		return 1;
+	}
+	symbolizer sym;
+	block_owner b;
+	if (!find_block_owner(o.pid, e.snap, o.addr, &sym, b, why)) {
+		if (why.empty())
+			fprintf(stderr, "%s: 0x%llx is not inside a live counted block of process %d\n",
+				PROG, (unsigned long long)o.addr, o.pid);
+		else
+			fprintf(stderr, "%s: %s\n", PROG, why.c_str());
+		return 1;
+	}
+	printf("%s\n", describe_block_owner(o.addr, b).c_str());
+	return 0;
+}
+
 int run_switch(const options &o)
 {
 	std::string why;
@@ -606,5 +649,7 @@ int main(int argc, char **argv)
 		return run_gc();
 	if (o.enable || o.disable)
 		return run_switch(o);
+	if (o.addr_given)
+		return run_addr(o);
 	return run_report(o);
 }
