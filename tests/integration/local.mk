@@ -69,3 +69,12 @@ tests_integration_stdlib_prog_O2_tagged_LDADD = $(TEST_LDADD) $(DL_LIBS)
 tests_integration_stdlib_prog_O2_tagged_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/integration/stdlib_wrappers.sh
 EXTRA_DIST += tests/integration/stdlib_wrappers.sh
+
+# allocinfo -p PID --addr: a program holding blocks at known lines.
+check_PROGRAMS += tests/integration/addr_prog
+tests_integration_addr_prog_SOURCES = tests/integration/addr_prog.c
+tests_integration_addr_prog_CPPFLAGS = $(AM_CPPFLAGS) -include allocinfo.h
+tests_integration_addr_prog_LDADD = $(TEST_LDADD)
+tests_integration_addr_prog_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/integration/pointer_addr.sh
+EXTRA_DIST += tests/integration/pointer_addr.sh
