@@ -13,6 +13,7 @@
 #include <string>
 
 #include "alloc.h"
+#include "allocators.h"
 #include "block_find.h"
 #include "registry.h"
 #include "store.h"
@@ -105,6 +106,13 @@ extern "C" EXPORT int allocinfo_pointer_info(const void *ptr, struct allocinfo_p
 		return -1;
 	}
 	busy_guard guard;
+	allocator_block ab;
+	if (allocators_find(p, ab)) {	/* a block of the program's own allocators */
+		out->start = reinterpret_cast<const void *>(ab.start);
+		out->size = (size_t)ab.size;
+		name_slot(ab.slot, out);
+		return 0;
+	}
 	object_info oi;
 	if (describe_object(p, oi)) {	/* code or static data of a loaded object */
 		errno = ENOENT;

@@ -85,6 +85,13 @@ tests_unit_test_pointer_info_LDADD = $(UNIT_LDADD) -lpthread
 tests_unit_test_pointer_info_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_pointer_info
 
+check_PROGRAMS += tests/unit/test_allocator
+tests_unit_test_allocator_SOURCES = tests/unit/test_allocator.c
+tests_unit_test_allocator_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_allocator_LDADD = $(UNIT_LDADD)
+tests_unit_test_allocator_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/unit/test_allocator
+
 check_PROGRAMS += tests/unit/test_inline
 tests_unit_test_inline_SOURCES = tests/unit/test_inline.c
 tests_unit_test_inline_CPPFLAGS = $(UNIT_CPPFLAGS)
