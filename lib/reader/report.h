@@ -106,7 +106,8 @@ void render_prometheus(std::string &out, const std::vector<site_row> &rows);
  * inuse_objects/count and inuse_space/bytes (default inuse_space), period_type
  * space/bytes with period 1, time_nanos as given. One Function, Location and Sample
  * per row (the sample's values are {calls, bytes}, its labels "module", and "pid"
- * when nonzero, and "unloaded"="yes" when so), one Mapping per distinct module
+ * when nonzero, "via" and "allocator" when the row has them, and "unloaded"="yes"
+ * when so), one Mapping per distinct module
  * (filename = module, marked as already symbolized; a row with an empty module has
  * none). Appends to `out` like the others; returns false when zlib fails, leaving
  * `out` as it was. Implemented in pprof.cpp.
