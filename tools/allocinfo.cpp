@@ -18,12 +18,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "allocinfo_snapshot.h"
 #include "block_lookup.h"
 #include "report.h"
+#include "saturating.h"
 #include "site_table.h"
 #include "store_reader.h"
 #include "store_scan.h"
@@ -57,6 +59,7 @@ struct options {
 	bool gc = false, enable = false, disable = false;
 	bool addr_given = false;
 	uint64_t addr = 0;		/* --addr: the block holding it */
+	bool by_allocator = false;	/* --by allocator */
 };
 
 volatile sig_atomic_t g_stop;
@@ -68,7 +71,7 @@ void usage_text(FILE *f)
 	fprintf(f,
 "Usage: allocinfo [-p PID] [--sort bytes|calls|site] [--top N] [--human]\n"
 "                 [--json | --prometheus | --pprof FILE | --save FILE | --diff FILE]\n"
-"                 [--watch SECONDS [--count N]]\n"
+"                 [--watch SECONDS [--count N]] [--by allocator]\n"
 "       allocinfo -p PID --enable | --disable\n"
 "       allocinfo -p PID --addr ADDRESS\n"
 "       allocinfo --gc\n"
@@ -87,6 +90,7 @@ void usage_text(FILE *f)
 "      --diff FILE      the growth of each site since the snapshot in FILE\n"
 "      --watch SECONDS  print again every SECONDS (0.1 to 86400) until interrupted\n"
 "      --count N        with --watch: stop after N reports\n"
+"      --by allocator   one line per allocator (malloc, or a pool's name), summed\n"
 "      --gc             remove the stores of processes that are gone\n"
 "      --enable         with -p: switch counting on in that process\n"
 "      --disable        with -p: switch it off (allocations are not counted)\n"
@@ -122,7 +126,8 @@ bool parse_long(const char *s, long min, long max, long &v)
 options parse_options(int argc, char **argv)
 {
 	enum { OPT_SORT = 256, OPT_TOP, OPT_HUMAN, OPT_JSON, OPT_PROM, OPT_PPROF, OPT_SAVE,
-	       OPT_DIFF, OPT_WATCH, OPT_COUNT, OPT_GC, OPT_ENABLE, OPT_DISABLE, OPT_ADDR };
+	       OPT_DIFF, OPT_WATCH, OPT_COUNT, OPT_GC, OPT_ENABLE, OPT_DISABLE, OPT_ADDR,
+	       OPT_BY };
 	static const struct option longopts[] = {
 		{"pid", required_argument, nullptr, 'p'},
 		{"sort", required_argument, nullptr, OPT_SORT},
@@ -139,6 +144,7 @@ options parse_options(int argc, char **argv)
 		{"enable", no_argument, nullptr, OPT_ENABLE},
 		{"disable", no_argument, nullptr, OPT_DISABLE},
 		{"addr", required_argument, nullptr, OPT_ADDR},
+		{"by", required_argument, nullptr, OPT_BY},
 		{"help", no_argument, nullptr, 'h'},
 		{"version", no_argument, nullptr, 'V'},
 		{nullptr, 0, nullptr, 0},
@@ -224,6 +230,12 @@ options parse_options(int argc, char **argv)
 		case OPT_DISABLE:
 			o.disable = true;
 			break;
+		case OPT_BY:
+			if (strcmp(optarg, "allocator") != 0)
+				usage_error(std::string("--by: '") + optarg +
+					    "' is not a grouping (expected allocator)");
+			o.by_allocator = true;
+			break;
 		case OPT_ADDR: {
 			char *end;
 			errno = 0;
@@ -272,7 +284,10 @@ options parse_options(int argc, char **argv)
 			usage_error(std::string(o.enable ? "--enable" : "--disable") +
 				    " takes no other option than -p");
 	}
-	if (o.addr_given && (!pid_given || reporting || o.gc || o.enable || o.disable))
+	if (o.by_allocator && (o.out != output::text || o.gc || o.enable || o.disable))
+		usage_error("--by allocator applies to the text report only");
+	if (o.addr_given && (!pid_given || reporting || o.by_allocator || o.gc || o.enable ||
+			     o.disable))
 		usage_error("--addr needs -p PID and no other option");
 	if (o.gc && (reporting || pid_given))
 		usage_error("--gc takes no other option");
@@ -405,6 +420,49 @@ int64_t now_nanos()
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* --by allocator: the rows summed per allocator ("malloc" for the malloc family and
+ * new), in the report's two-line header and columns, largest first unless sorted
+ * by site (then by name); names are one word (the readers made them so):
+ *         4096        1 allocator:malloc
+ */
+void render_by_allocator(std::string &out, const std::vector<site_row> &rows, sort_key key,
+			 size_t top, bool human)
+{
+	std::vector<site_row> sums;
+	for (const site_row &r : rows) {
+		std::string name = r.allocator.empty() ? "malloc" : r.allocator;
+		auto it = std::find_if(sums.begin(), sums.end(),
+				       [&name](const site_row &s) { return s.func == name; });
+		if (it == sums.end()) {
+			site_row s;
+			s.func = name;
+			sums.push_back(s);
+			it = sums.end() - 1;
+		}
+		it->bytes = saturating_add(it->bytes, clamp0(r.bytes));
+		it->calls = saturating_add(it->calls, clamp0(r.calls));
+	}
+	std::stable_sort(sums.begin(), sums.end(), [key](const site_row &a, const site_row &b) {
+		if (key == sort_key::site)
+			return a.func < b.func;
+		int64_t x = key == sort_key::calls ? a.calls : a.bytes;
+		int64_t y = key == sort_key::calls ? b.calls : b.bytes;
+		return x != y ? x > y : a.func < b.func;
+	});
+	keep_top(sums, top);
+	out += "allocinfo - version: 2.0\n#     <size>  <calls> <allocator>\n";
+	for (const site_row &r : sums) {
+		char line[256];
+		if (human)
+			snprintf(line, sizeof(line), "%12s %8lld allocator:%s \n",
+				 human_size(r.bytes).c_str(), (long long)r.calls, r.func.c_str());
+		else
+			snprintf(line, sizeof(line), "%12lld %8lld allocator:%s \n",
+				 (long long)r.bytes, (long long)r.calls, r.func.c_str());
+		out += line;
+	}
+}
+
 /* One report of the requested kind into `out` (or into its file). Returns the
  * exit status. */
 int report_once(const options &o, symbolizer &sym, const snapshot_file *base, std::string &out)
@@ -418,6 +476,10 @@ int report_once(const options &o, symbolizer &sym, const snapshot_file *base, st
 			o.out != output::save && o.out != output::diff;
 	std::vector<site_row> merged = merged_rows(entries, sym, keep_pid);
 
+	if (o.by_allocator) {
+		render_by_allocator(out, merged, o.sort, o.top, o.human);
+		return 0;
+	}
 	switch (o.out) {
 	case output::text:
 		sort_merged(merged, o.sort);

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # allocinfo -p PID --addr: the block holding an address of another process, at its
 # start, inside and at its last byte, for a small, a large and an aligned block;
-# freed blocks, one past the end, the stack and static data are in none (exit 1, one
-# line); malformed uses are usage errors.
+# freed blocks, one past the end, the stack and static data are in none
+# (exit 1, one line); malformed uses are usage errors. --by allocator, and the
+# allocator token in the report, JSON and Prometheus.
 set -u
 prog=$top_builddir/tests/integration/addr_prog
 fifo=$(mktemp -u) && mkfifo "$fifo" || exit 99
@@ -16,6 +17,7 @@ for i in $(seq 100); do [ -s "$out" ] && break; sleep 0.05; done
 set -- $(cat "$out")
 [ "$1" = pid ] || { echo "the program printed no addresses"; exit 1; }
 small=$4 l_small=$5 big=$7 l_big=$8 aligned=${10} l_aligned=${11} freed=${13} stack=${15} static=${17}
+l_pool=${20}
 fail=0
 
 hex() { printf '0x%x' $(($1)); }
@@ -24,9 +26,10 @@ hex() { printf '0x%x' $(($1)); }
 expect() {
 	got=$(allocinfo -p $pid --addr "$1" 2>&1)
 	want="$1: $3 bytes into $4 bytes at $2 from "
+	tail="addr_prog.c:$5 [addr_prog] func:main allocator:malloc"
 	case $got in
-	"$want"*addr_prog.c:"$5 [addr_prog] func:main allocator:malloc") ;;
-	*) echo "--addr $1: expected '$want...addr_prog.c:$5 [addr_prog] func:main allocator:malloc'"
+	"$want"*"$tail") ;;
+	*) echo "--addr $1: expected '$want...$tail'"
 	   echo "got: $got"; fail=1 ;;
 	esac
 }
@@ -51,6 +54,23 @@ none "$freed"
 none "$stack"
 none "$static"
 none 0x10
+
+# --by allocator: the pool's line exactly, and the malloc family's.
+by=$(allocinfo -p $pid --by allocator)
+printf '%s\n' "$by" | grep -Fx "         300        2 allocator:arena " >/dev/null ||
+	{ echo "--by allocator: no exact arena line:"; printf '%s\n' "$by"; fail=1; }
+printf '%s\n' "$by" | grep -E '^ +[0-9]+ +[0-9]+ allocator:malloc $' >/dev/null ||
+	{ echo "--by allocator: no malloc line:"; printf '%s\n' "$by"; fail=1; }
+[ "$(printf '%s\n' "$by" | sed -n 2p)" = "#     <size>  <calls> <allocator>" ] ||
+	{ echo "--by allocator: header"; fail=1; }
+# The token in the site report, JSON and Prometheus.
+allocinfo -p $pid | grep -E "addr_prog\.c:$l_pool \[addr_prog\] func:main allocator:arena \$" >/dev/null ||
+	{ echo "no allocator:arena token in the report"; fail=1; }
+allocinfo -p $pid --json | grep -F '"allocator":"arena"' >/dev/null ||
+	{ echo "no allocator in JSON"; fail=1; }
+allocinfo -p $pid --prometheus | grep -F 'allocator="arena"' >/dev/null ||
+	{ echo "no allocator label in Prometheus"; fail=1; }
+allocinfo --by calls >/dev/null 2>&1; [ $? = 2 ] || { echo "--by calls: not a usage error"; fail=1; }
 
 # Usage: needs -p, a hex address.
 allocinfo --addr 0x10 >/dev/null 2>&1; [ $? = 2 ] || { echo "--addr without -p: not a usage error"; fail=1; }
