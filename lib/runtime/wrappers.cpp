@@ -249,10 +249,124 @@ uint32_t lookup(const object_ranges &o, uintptr_t pc)
 
 } /* namespace */
 
+namespace {
+
+size_t g_pattern_used;	/* bytes of g_pattern_buf */
+
+bool add_pattern(const char *var, const char *start, size_t len)
+{
+	if (g_nr_patterns == MAX_PATTERNS || g_pattern_used + len + 1 > sizeof(g_pattern_buf)) {
+		log_message("%s: more than %zu wrappers; '%.*s' and the rest are ignored", var,
+			    g_nr_patterns, (int)(len > 64 ? 64 : len), start);
+		return false;
+	}
+	memcpy(g_pattern_buf + g_pattern_used, start, len);
+	g_pattern_buf[g_pattern_used + len] = '\0';
+	g_patterns[g_nr_patterns++] = g_pattern_buf + g_pattern_used;
+	g_pattern_used += len + 1;
+	return true;
+}
+
+/* What a kind of description must say (liballocs' language). */
+struct signature_rules {
+	const char *var;
+	bool returns_pointer;	/* "...)p" */
+	char significant;	/* the capital it must have ('Z' the size, 'P' the
+				 * pointer freed), or 0: at most one */
+	bool names_allocator;	/* "...)->ALLOCATOR" */
+	bool applies;		/* understood: its functions become wrappers */
+};
+
+bool ident_start(char c) { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
+
+/* One description, [start, end): why it is malformed, or null. */
+const char *signature_fault(const signature_rules &r, const char *start, const char *end,
+			    const char **name_end)
+{
+	const char *c = start;
+	if (c == end || !ident_start(*c))
+		return "does not start with a function name";
+	while (c < end && ident_char(*c))
+		c++;
+	*name_end = c;
+	if (c - start > 255)
+		return "the name is longer than 255 bytes";
+	if (c == end || *c != '(')
+		return "no '(' after the name";
+	int capitals = 0;
+	bool significant = false;
+	for (c++; c < end && *c != ')'; c++) {
+		if (!strchr("zZpPiI", *c))
+			return "an argument is not z, Z, p, P, i or I";
+		if (*c >= 'A' && *c <= 'Z') {
+			capitals++;
+			significant |= *c == r.significant;
+		}
+	}
+	if (c == end)
+		return "no ')'";
+	if (capitals > 1)
+		return "more than one significant (capital) argument";
+	if (r.significant && !significant)
+		return r.significant == 'Z' ? "no Z (the size argument)"
+					    : "no P (the pointer freed)";
+	c++;
+	if (r.returns_pointer) {
+		if (c == end || *c != 'p')
+			return "no return type p after ')'";
+		c++;
+	}
+	if (r.names_allocator) {
+		if (end - c < 3 || c[0] != '-' || c[1] != '>' || !ident_start(c[2]))
+			return "no '->ALLOCATOR' after ')'";
+		for (c += 2; c < end && ident_char(*c); c++)
+			;
+	}
+	if (c != end)
+		return "unexpected text after the description";
+	return nullptr;
+}
+
+/* ALLOCINFO_ALLOC_FNS and the others: blank or comma separated descriptions. */
+void parse_signatures(const signature_rules &r)
+{
+	const char *v = find_env(r.var);
+	if (!v)
+		return;
+	bool told = false;
+	for (const char *p = v; *p;) {
+		while (*p == ',' || *p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			break;
+		const char *start = p;
+		while (*p && *p != ',' && *p != ' ' && *p != '\t')
+			p++;
+		const char *name_end = start;
+		if (const char *fault = signature_fault(r, start, p, &name_end)) {
+			int len = (int)(p - start > 64 ? 64 : p - start);
+			log_message("%s: '%.*s': %s; ignored", r.var, len, start, fault);
+			continue;
+		}
+		if (!r.applies) {
+			if (!told)
+				log_message("%s: allocators that do not call malloc are not found "
+					    "in unchanged code yet; count them with allocinfo_charge() "
+					    "(allocinfo.h)", r.var);
+			told = true;
+			continue;
+		}
+		if (!add_pattern(r.var, start, (size_t)(name_end - start)))
+			break;
+	}
+}
+
+} /* namespace */
+
 void wrappers_init()
 {
 	const char *v = find_env("ALLOCINFO_WRAPPERS");
-	size_t used = 0;
 	if (!v)
 		v = "";
 	const char *p = v;
@@ -288,17 +402,14 @@ void wrappers_init()
 				    bad ? "unexpected character" : "too long");
 			continue;
 		}
-		if (g_nr_patterns == MAX_PATTERNS || used + len + 1 > sizeof(g_pattern_buf)) {
-			log_message("ALLOCINFO_WRAPPERS: more than %zu patterns; '%.*s' and the "
-				    "rest are ignored", g_nr_patterns, (int)(len > 64 ? 64 : len),
-				    start);
+		if (!add_pattern("ALLOCINFO_WRAPPERS", start, len))
 			break;
-		}
-		memcpy(g_pattern_buf + used, start, len);
-		g_pattern_buf[used + len] = '\0';
-		g_patterns[g_nr_patterns++] = g_pattern_buf + used;
-		used += len + 1;
 	}
+	/* liballocs' descriptions: facades over malloc are wrappers like the above. */
+	parse_signatures({ "ALLOCINFO_ALLOC_FNS", true, 0, false, true });
+	parse_signatures({ "ALLOCINFO_FREE_FNS", false, 'P', false, true });
+	parse_signatures({ "ALLOCINFO_SUBALLOC_FNS", true, 0, false, false });
+	parse_signatures({ "ALLOCINFO_SUBFREE_FNS", false, 'P', true, false });
 	if (!g_nr_patterns && !g_groups)
 		return;
 	busy_guard guard;

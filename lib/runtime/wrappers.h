@@ -27,7 +27,10 @@ constexpr uint32_t WRAPPER_MAX_IDS = 0x7fff;	/* ids fit 15 bits of a caller key 
  * library (all of libc.so: strdup, getline, open_memstream, fopen, qsort, ...). */
 constexpr uint32_t WRAPPER_TRANSPARENT = WRAPPER_MAX_IDS;
 
-/* Start-up: reads ALLOCINFO_WRAPPERS (one "allocinfo:" line for a malformed entry). */
+/* Start-up: reads ALLOCINFO_WRAPPERS, and the functions liballocs' language describes
+ * in ALLOCINFO_ALLOC_FNS and ALLOCINFO_FREE_FNS (facades over malloc: wrappers too);
+ * ALLOCINFO_SUBALLOC_FNS and _SUBFREE_FNS are checked, not applied. One "allocinfo:"
+ * line for each malformed entry. */
 void wrappers_init() HIDDEN;
 
 /* Whether any wrapper, declared or built in, is looked for. */

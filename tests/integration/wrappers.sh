@@ -74,6 +74,31 @@ for v in plain tagged; do
 		fail=1
 	fi
 	expect "$out" 5000 1 wrappers_prog.c "$5" $m main prog_xmalloc
+
+	# The same wrappers described in liballocs' language: the same rows.
+	out=$(ALLOCINFO_WRAPPERS= ALLOCINFO_ALLOC_FNS="fix_alloc(Z)p fix_alloc2(Z)p,fix_strdup(p)p fix_realloc(pZ)p prog_xmalloc(Z)p" \
+		ALLOCINFO_FREE_FNS="fix_free(P)" run $v "") || { echo "$v: the program failed"; exit 1; }
+	[ -s "$err" ] && { echo "$v: ALLOC_FNS: unexpected stderr:"; cat "$err"; fail=1; }
+	expect "$out" 300 3 wrappers_prog.c "$1" $m main fix_alloc
+	expect "$out" 2000 2 wrappers_prog.c "$2" $m main fix_alloc2
+	expect "$out" 7 1 wrappers_prog.c "$3" $m main fix_strdup
+	expect "$out" 4000 1 wrappers_prog.c $(($4 + 1)) $m main fix_realloc
+	expect "$out" 5000 1 wrappers_prog.c "$5" $m main prog_xmalloc
+	# Each malformed description: one line naming its fault; the good one applies.
+	ALLOCINFO_ALLOC_FNS="bad(Q)p nop f(Z) g(ZZ)p fix_alloc(Z)p" ALLOCINFO_FREE_FNS="other(p)" \
+		ALLOCINFO_SUBFREE_FNS="pool_free(pP)" run $v "" >/dev/null
+	cat >"$err.want" <<'MSG'
+allocinfo: ALLOCINFO_ALLOC_FNS: 'bad(Q)p': an argument is not z, Z, p, P, i or I; ignored
+allocinfo: ALLOCINFO_ALLOC_FNS: 'nop': no '(' after the name; ignored
+allocinfo: ALLOCINFO_ALLOC_FNS: 'f(Z)': no return type p after ')'; ignored
+allocinfo: ALLOCINFO_ALLOC_FNS: 'g(ZZ)p': more than one significant (capital) argument; ignored
+allocinfo: ALLOCINFO_FREE_FNS: 'other(p)': no P (the pointer freed); ignored
+allocinfo: ALLOCINFO_SUBFREE_FNS: 'pool_free(pP)': no '->ALLOCATOR' after ')'; ignored
+MSG
+	if ! cmp -s "$err" "$err.want"; then
+		echo "$v: the malformed descriptions' lines differ:"; diff "$err.want" "$err"; fail=1
+	fi
+	rm -f "$err.want"
 done
 [ $fail = 0 ] && echo ok
 exit $fail
