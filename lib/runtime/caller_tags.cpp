@@ -88,22 +88,17 @@ uint32_t slot_for_key(uintptr_t key, uintptr_t ra, uint32_t via)
 		/* The probe window is full: share the overflow tag, remember nothing. */
 		slot = overflow_slot();
 	} else if (!slot) {
-		if (key & CALLER_IN_WRAPPER) {
-			slot = ALLOCINFO_TAG_NONE;	/* a mark, never a slot */
+		if (g_nr_callers < CALLER_LIMIT)
+			slot = slot_alloc();
+		if (slot) {
+			module *m = module_get(oi);
+			uint32_t via_off = via ? store_intern(wrapper_name(via)) : 0;
+			store_publish_tag(slot, ALLOCINFO_TAGF_DYNAMIC, 0, 0, module_path_off(m), 0,
+					  (uint64_t)(ra - oi.l_addr), via_off);
+			module_add_slot(m, slot);
+			g_nr_callers++;
 		} else {
-			if (g_nr_callers < CALLER_LIMIT)
-				slot = slot_alloc();
-			if (slot) {
-				module *m = module_get(oi);
-				uint32_t via_off = via ? store_intern(wrapper_name(via)) : 0;
-				store_publish_tag(slot, ALLOCINFO_TAGF_DYNAMIC, 0, 0,
-						  module_path_off(m), 0, (uint64_t)(ra - oi.l_addr),
-						  via_off);
-				module_add_slot(m, slot);
-				g_nr_callers++;
-			} else {
-				slot = overflow_slot();
-			}
+			slot = overflow_slot();
 		}
 		/* Remember it, even as the overflow tag, so the next call is a lookup. */
 		free_entry->slot = slot;

@@ -10,11 +10,14 @@
  * distinct callers is bounded; beyond the bound callers share the overflow tag.
  *
  * A key is a return address (its low 48 bits) and, above them, what the address
- * stands for: a return address inside a declared wrapper has the key
- * ra | CALLER_IN_WRAPPER, which the inline probe never matches, so only allocations
- * made inside wrappers pay for walking out of them (wrapped_caller_slot()); the
- * caller found then has the key ra | via << 48, a tag of its own with a " via:"
- * token.
+ * stands for: a return address inside a wrapper (declared, or the standard
+ * libraries) has the key ra | CALLER_IN_WRAPPER, its mark, which the inline probe
+ * never matches, so only allocations made inside wrappers pay for walking out of
+ * them (walk_from()); the mark's walk word says how to step over the wrapper's
+ * frame. The caller found has the key ra | via << 48, a tag of its own with a
+ * " via:" token (via 0 for the standard libraries: the plain key). A tagged call
+ * inside a wrapper keeps, under its tag's address with the top two bits set, where
+ * its return address lies above the walker's frame.
  */
 #ifndef ALLOCINFO_CALLER_TAGS_H
 #define ALLOCINFO_CALLER_TAGS_H
