@@ -28,7 +28,7 @@ bool find_block_owner(int pid, const store_snapshot &snap, uint64_t addr, symbol
 	l.small_base = h.small_base;
 	l.counter_mask = h.tag_capacity ? (h.tag_capacity - 1) << 4 : 0;
 	l.nr_tags = h.nr_tags;
-	l.glibc_chunks = true;
+	l.glibc_chunks = (h.block_layout & ALLOCINFO_BLOCKS_GLIBC) != 0;
 	block_find::block b;
 	bool found = block_find::find(read, l, (uintptr_t)addr, b);
 	if (err) {

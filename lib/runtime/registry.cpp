@@ -223,6 +223,7 @@ void registry_init()
 	g_store.hdr->exe_off = store_intern(g_exe_path);
 	/* Readers find blocks in it (allocinfo --addr). */
 	g_store.hdr->small_base = g_fast.small_base != small::NO_BASE ? g_fast.small_base : 0;
+	g_store.hdr->block_layout = RECORD_ALWAYS ? 0 : ALLOCINFO_BLOCKS_GLIBC;
 	g_overflow_slot = g_next_slot++;
 	store_publish_tag(g_overflow_slot, ALLOCINFO_TAGF_OVERFLOW, store_intern("??"),
 			  store_intern("other_call_sites"), store_intern(g_exe_path), 0, 0);

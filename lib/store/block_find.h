@@ -11,7 +11,8 @@
  * front: 16-byte aligned candidates below the address are tried for up to 1 MiB, then
  * page starts (where glibc maps large blocks) for up to 256 MiB; a record is taken
  * only when glibc's chunk headers vouch for it (the chunk holds the record and the
- * block, and is in use). The first record found either covers the address or shows
+ * block, and is in use). Over another allocator (a sanitizer's), every candidate of
+ * the 256 MiB is tried and taken on its magic and tag alone. The first record found either covers the address or shows
  * that it lies in no counted block.
  */
 #ifndef ALLOCINFO_BLOCK_FIND_H
@@ -124,7 +125,9 @@ bool find(Read &read, const process_layout &l, uintptr_t p, block &b)
 		return true;
 	}
 	uintptr_t top = (p & ~(uintptr_t)15) - sizeof(record);
-	uintptr_t bottom = top > SCAN_FINE + PAGE ? top - SCAN_FINE : PAGE;
+	/* Over another allocator, where large blocks lie is not known: all 16 by 16. */
+	uintptr_t fine = l.glibc_chunks ? SCAN_FINE : SCAN_PAGES;
+	uintptr_t bottom = top > fine + PAGE ? top - fine : PAGE;
 	/* Page by page downwards; in each, the candidates whose magic is right. */
 	alignas(16) char page[PAGE];
 	for (uintptr_t pg = top & ~(PAGE - 1); pg + PAGE > bottom; pg -= PAGE) {
@@ -141,7 +144,8 @@ bool find(Read &read, const process_layout &l, uintptr_t p, block &b)
 			return false;
 	}
 	/* Larger blocks are glibc's mapped chunks: the record 16 bytes into a page. */
-	for (uintptr_t pg = (bottom - 1) & ~(PAGE - 1); pg + SCAN_PAGES > top && pg >= PAGE;
+	for (uintptr_t pg = (bottom - 1) & ~(PAGE - 1);
+	     l.glibc_chunks && pg + SCAN_PAGES > top && pg >= PAGE;
 	     pg -= PAGE) {
 		char probe;
 		if (!read(pg, &probe, 1))

@@ -49,6 +49,9 @@
 #define ALLOCINFO_TAGF_SCOPE     0x10u /* defined by ALLOC_TAG_SCOPE() */
 #define ALLOCINFO_TAGF_OVERFLOW  0x20u /* stands for callers beyond the bound */
 
+/* allocinfo_store_header.block_layout */
+#define ALLOCINFO_BLOCKS_GLIBC   0x1u  /* blocks with a record are glibc's chunks */
+
 /* allocinfo_store_header.state */
 #define ALLOCINFO_STATE_LIVE     1u
 #define ALLOCINFO_STATE_EXITED   2u
@@ -81,7 +84,8 @@ struct allocinfo_store_header {
 				      * 0: no slot has tokens */
 	uint64_t small_base;         /* the process's small-block heap (an address in
 				      * it), 0 none: for finding blocks from outside */
-	uint64_t reserved[5];
+	uint64_t block_layout;       /* ALLOCINFO_BLOCKS_*: what else readers may check */
+	uint64_t reserved[4];
 };
 
 /* One tag: 32 bytes. A slot being rewritten has an odd seq (a seqlock). */
