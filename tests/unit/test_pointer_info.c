@@ -144,14 +144,11 @@ enum { THREADS = 4, BLOCKS = 300 };
 
 /* Each thread checks its own blocks while the others allocate and free; failures are
  * counted (cmocka's asserts belong to the main thread). */
-static int churn_line;
-
-static int block_is(const char *p, const char *start, size_t size)
+static int block_is(const char *p, const char *start, size_t size, int line)
 {
 	struct allocinfo_ptr_info info;
 	return allocinfo_pointer_info(p, &info) == 0 && info.start == start &&
-	       info.size == size && (int)info.line == churn_line &&
-	       strcmp(info.func, "churn") == 0;
+	       info.size == size && (int)info.line == line && strcmp(info.func, "churn") == 0;
 }
 
 static void *churn(void *arg)
@@ -160,15 +157,16 @@ static void *churn(void *arg)
 	char *keep[BLOCKS];
 	size_t size[BLOCKS];
 	uintptr_t failures = 0;
+	int line = 0;
 	for (int i = 0; i < BLOCKS; i++) {
 		seed = seed * 1103515245u + 12345u;
 		size[i] = 1 + (seed >> 8) % 3000;
-		churn_line = HERE_NEXT;
+		line = HERE_NEXT;
 		keep[i] = malloc(size[i]);
 	}
 	for (int round = 0; round < 3; round++)
 		for (int i = 0; i < BLOCKS; i++) {
-			failures += !block_is(keep[i] + size[i] / 2, keep[i], size[i]);
+			failures += !block_is(keep[i] + size[i] / 2, keep[i], size[i], line);
 			free(malloc(1 + (size_t)i));	/* others come and go meanwhile */
 		}
 	for (int i = 0; i < BLOCKS; i++)
