@@ -44,6 +44,7 @@ void release_unowned(void *p) noexcept
 {
 	alloc_record *rec = record_of(p);
 	counter_add_unowned(record_slot(rec), -(int64_t)rec->size, -1);
+	rec->meta = 0;	/* see release() */
 	backend::free(rec);
 }
 
@@ -124,9 +125,9 @@ void release_slow(void *p) noexcept
 	if (meta & RECORD_SHIFT_MASK)
 		base = static_cast<char *>(p) - ((size_t)1 << ((meta & RECORD_SHIFT_MASK) >> 8));
 	/* A second free of p is then caught; and allocinfo_pointer_info() does not take
-	 * an aligned block's record, which glibc's free lists leave alone, for a live one. */
-	if (meta & (RECORD_F_DEBUG | RECORD_SHIFT_MASK))
-		rec->meta = 0;
+	 * the record, which glibc leaves in place when it merges the chunk with a free
+	 * neighbour (or, aligned, keeps in the padding), for a live one. */
+	rec->meta = 0;
 	backend::free(base);
 }
 
@@ -210,9 +211,12 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 		errno = ENOMEM;
 		return nullptr;
 	}
+	rec->meta = 0;	/* if it moves, the old place keeps no record (release()) */
 	auto *nrec = static_cast<alloc_record *>(backend::realloc(rec, total));
-	if (!nrec)
+	if (!nrec) {
+		rec->meta = meta;
 		return nullptr;	/* the old block is untouched, and so are its counts */
+	}
 	nrec->size = size;
 	nrec->counter = counter_offset(slot);
 	nrec->meta = RECORD_MAGIC | flags;

@@ -228,6 +228,7 @@ static inline void release(void *p)
 		return;
 	}
 	sub_owned_at(shard, rec->counter & g_fast.counter_mask, (int64_t)rec->size);
+	rec->meta = 0;	/* no stale record once glibc merges the chunk (pointer_info.cpp) */
 	backend::free(rec);
 }
 
