@@ -77,6 +77,21 @@ tests_unit_test_control_LDADD = $(UNIT_LDADD)
 tests_unit_test_control_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_threads tests/unit/test_control
 
+check_PROGRAMS += tests/unit/test_pointer_info
+tests_unit_test_pointer_info_SOURCES = tests/unit/test_pointer_info.c
+tests_unit_test_pointer_info_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_pointer_info_CFLAGS = $(AM_CFLAGS) -g
+tests_unit_test_pointer_info_LDADD = $(UNIT_LDADD) -lpthread
+tests_unit_test_pointer_info_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/unit/test_pointer_info
+
+check_PROGRAMS += tests/unit/test_allocator
+tests_unit_test_allocator_SOURCES = tests/unit/test_allocator.c
+tests_unit_test_allocator_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_allocator_LDADD = $(UNIT_LDADD)
+tests_unit_test_allocator_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/unit/test_allocator
+
 check_PROGRAMS += tests/unit/test_inline
 tests_unit_test_inline_SOURCES = tests/unit/test_inline.c
 tests_unit_test_inline_CPPFLAGS = $(UNIT_CPPFLAGS)
