@@ -203,3 +203,12 @@ tests_unit_test_callbacks_cxx_LDADD = $(UNIT_LDADD) $(DL_LIBS)
 tests_unit_test_callbacks_cxx_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_callbacks_cxx
 endif
+
+if ENABLE_UNIT
+# The runtime's bare C++ names and hash map, compiled into the test alone.
+check_PROGRAMS += tests/unit/test_bare_name
+tests_unit_test_bare_name_SOURCES = tests/unit/test_bare_name.cpp lib/runtime/bare_name.cpp
+tests_unit_test_bare_name_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_bare_name_LDADD = $(CMOCKA_LIBS)
+TESTS += tests/unit/test_bare_name
+endif
