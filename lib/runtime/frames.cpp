@@ -33,11 +33,17 @@ _Unwind_Word (*g_get_cfa)(struct _Unwind_Context *);
 
 void find_unwinder()
 {
-	void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
-	if (!h)
-		h = dlopen("libgcc_s.so.1", RTLD_NOW);
-	if (!h)
-		return;
+	/* One the program has (C++, or linked in), else libgcc_s loaded now. Not loaded
+	 * in a sanitizer build: its leak checker takes what dlopen allocates from inside
+	 * malloc for a leak; there, walks need an unwinder the program has. */
+	void *h = RTLD_DEFAULT;	/* a null handle itself */
+	if (!dlsym(h, "_Unwind_Backtrace")) {
+		h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
+		if (!h && !RECORD_ALWAYS)
+			h = dlopen("libgcc_s.so.1", RTLD_NOW);
+		if (!h)
+			return;
+	}
 	auto *bt = reinterpret_cast<decltype(g_backtrace)>(dlsym(h, "_Unwind_Backtrace"));
 	auto *ip = reinterpret_cast<decltype(g_get_ip)>(dlsym(h, "_Unwind_GetIP"));
 	auto *cfa = reinterpret_cast<decltype(g_get_cfa)>(dlsym(h, "_Unwind_GetCFA"));

@@ -34,7 +34,8 @@ size_t g_nr_patterns;
 /* Built-in wrappers, each group on unless ALLOCINFO_WRAPPERS says "-GROUP". */
 enum builtin_group : unsigned {
 	GROUP_STD = 1,		/* the C++ standard library: transparent */
-	GROUP_LIBC = 2,		/* the C library (all of libc.so): transparent */
+	GROUP_LIBC = 2,		/* the C library (all of libc.so, and a sanitizer's
+				 * interceptors): transparent */
 	GROUP_KNOWN = 4,	/* GLib's and the xmalloc families: named */
 };
 unsigned g_groups = GROUP_STD | GROUP_LIBC | GROUP_KNOWN;
@@ -88,6 +89,14 @@ bool basename_starts(const char *path, const char *prefix)
 {
 	const char *slash = strrchr(path, '/');
 	return strncmp(slash ? slash + 1 : path, prefix, strlen(prefix)) == 0;
+}
+
+/* A sanitizer's runtime, whose interceptors stand in for the C library's functions
+ * (printf, strdup): part of the C library's group. */
+bool sanitizer_runtime(const char *path)
+{
+	return basename_starts(path, "libasan.so") || basename_starts(path, "libtsan.so") ||
+	       basename_starts(path, "liblsan.so") || basename_starts(path, "libubsan.so");
 }
 
 struct range {
@@ -446,7 +455,8 @@ uint32_t wrapper_at(uintptr_t pc)
 	 * (fopen's, a memstream's growth, qsort's buffer) alike. */
 	bool transparent_object =
 		((g_groups & GROUP_STD) && basename_starts(oi.path, "libstdc++.so")) ||
-		((g_groups & GROUP_LIBC) && basename_starts(oi.path, "libc.so"));
+		((g_groups & GROUP_LIBC) && (basename_starts(oi.path, "libc.so") ||
+					     sanitizer_runtime(oi.path)));
 	if (!transparent_object)
 		scan_file(oi.path, oi.l_addr, hits);
 	pthread_mutex_lock(&g_lock);
