@@ -251,11 +251,6 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why,
 		return true;
 	}
 
-	out.strings.resize(h.strings_used);
-	if (h.strings_used && !src.read(h.strings_offset, out.strings.data(), out.strings.size())) {
-		why = "cannot read strings";
-		return false;
-	}
 	std::vector<allocinfo_store_tag> tags(nr);
 	if (nr && !src.read(h.tags_offset, tags.data(), nr * sizeof(allocinfo_store_tag))) {
 		why = "cannot read tags";
@@ -278,6 +273,19 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why,
 			why = "cannot read tags";
 			return false;
 		}
+	}
+
+	/* Strings last, as far as they reach now: a slot republished since the header
+	 * was read (a freed slot given to a new tag) names strings appended meanwhile,
+	 * which the writer adds before the tag. */
+	uint64_t used = h.strings_used, now = 0;
+	if (src.read(offsetof(allocinfo_store_header, strings_used), &now, sizeof(now)) &&
+	    now > used && now <= h.strings_capacity && region_ok(h.strings_offset, now, size))
+		used = now;
+	out.strings.resize(used);
+	if (used && !src.read(h.strings_offset, out.strings.data(), out.strings.size())) {
+		why = "cannot read strings";
+		return false;
 	}
 
 	bool bad = false, torn = false;
