@@ -125,10 +125,11 @@ void name_pointer_tag(const void *store, size_t size, uint32_t slot,
 	const auto *h = static_cast<const allocinfo_store_header *>(store);
 	if (slot >= h->tag_capacity)
 		return;
-	const auto *tp = reinterpret_cast<const allocinfo_store_tag *>(base + h->tags_offset) + slot;
-	const allocinfo_store_tag_ext *ep =
-		h->ext_offset ? reinterpret_cast<const allocinfo_store_tag_ext *>(base + h->ext_offset) + slot
-			      : nullptr;
+	const auto *tp =
+		reinterpret_cast<const allocinfo_store_tag *>(base + h->tags_offset) + slot;
+	const allocinfo_store_tag_ext *ep = nullptr;
+	if (h->ext_offset)
+		ep = reinterpret_cast<const allocinfo_store_tag_ext *>(base + h->ext_offset) + slot;
 	allocinfo_store_tag t;
 	allocinfo_store_tag_ext ext = {};
 	for (int tries = 0;; tries++) {

@@ -10,8 +10,8 @@
  * token. Nothing is written into the pool's blocks: a side index, a hash map keyed by
  * start address, remembers each charged block's size and tag slot until it is
  * uncharged (and answers allocinfo_pointer_info() for them: a pointer inside a block,
- * rather than at its start, is looked for through every entry). A tag and an allocator together get a
- * slot of their own: the tag's site, with the token.
+ * rather than at its start, is looked for through every entry). A tag and an
+ * allocator together get a slot of their own: the tag's site, with the token.
  */
 #include <errno.h>
 #include <pthread.h>

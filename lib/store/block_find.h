@@ -8,12 +8,13 @@
  *
  * A small block's slot follows from its address: the heap is cut into 64 KiB spans, the
  * class of each span is one byte of a table that ends at the heap's base, and the
- * slot's trailer says whether it is live (its first 4 bytes are 0 once freed). A larger block has its 16-byte record in
- * front: 16-byte aligned candidates below the address are tried for up to 1 MiB, then
- * page starts (where glibc maps large blocks) for up to 256 MiB; a record is taken
- * only when glibc's chunk headers vouch for it (the chunk holds the record and the
- * block, and is in use). Over another allocator (a sanitizer's), every candidate of
- * the 256 MiB is tried and taken on its magic and tag alone. The first record found
+ * slot's trailer says whether it is live (its first 4 bytes are 0 once freed). A
+ * larger block has its 16-byte record in front: 16-byte aligned candidates below
+ * the address are tried for up to 1 MiB, then page starts (where glibc maps large
+ * blocks) for up to 256 MiB; a record is taken only when glibc's chunk headers vouch
+ * for it (the chunk holds the record and the block, and is in use). Over another
+ * allocator (jemalloc, a sanitizer's), every candidate of the 256 MiB is tried and
+ * taken on its magic and tag alone. The first record found
  * either covers the address or shows that it lies in no counted block.
  *
  * Over glibc a block aligned to 64 bytes or more may keep its record in its last 16
