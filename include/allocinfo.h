@@ -197,6 +197,88 @@ static inline int allocinfo_callbacks_add(const struct allocinfo_callbacks *cb)
 static inline int allocinfo_callbacks_remove(int handle) { (void)handle; return -38; }
 #endif
 
+/* ---- allocation identity: who owns this pointer? ---------------------------------- */
+
+/* What allocinfo_pointer_info() says of a live counted block. Names are copied in,
+ * cut to fit, NUL-terminated. */
+struct allocinfo_ptr_info {
+	const void *start;	/* the block's first byte */
+	size_t size;		/* the bytes its caller asked for */
+	unsigned int line;	/* the call site, as the report names it; 0 unknown */
+	char file[256];
+	char func[256];
+	char module[128];	/* basename of the ELF object holding the call */
+	char via[128];		/* the declared wrapper it came through, or "" */
+	char allocator[64];	/* "malloc" (the malloc family and new) */
+};
+
+#ifndef ALLOCINFO_DISABLE
+/* For p anywhere inside a live block allocinfo counts ([start, start + size), or
+ * start itself for a 0-byte block): fills *out and returns 0. For anything else
+ * (stack, static data, a freed block, one past the end, a block of another
+ * allocator or made while counting was off) returns -1 with errno ENOENT; EINVAL
+ * when out is null. Never faults on any p. Callable from a debugger:
+ * `call allocinfo_pointer_info(p, &info)`. */
+ALLOCINFO_API int allocinfo_pointer_info(const void *p, struct allocinfo_ptr_info *out);
+#else
+static inline int allocinfo_pointer_info(const void *p, struct allocinfo_ptr_info *out)
+{
+	(void)p;
+	(void)out;
+	return -1;
+}
+#endif
+
+/* ---- allocators of the program's own: pools, arenas --------------------------------
+ * A pool that does not sit on malloc is counted per call site, in the kernel's shape:
+ *
+ *     static struct allocinfo_allocator *pool_id;   // allocinfo_allocator_create("pool")
+ *     void *pool_alloc_noprof(struct pool *pl, size_t n)
+ *     {
+ *             void *p = ...carve n bytes...;
+ *             allocinfo_charge(pool_id, p, n);
+ *             return p;
+ *     }
+ *     #define pool_alloc(...) alloc_hooks(pool_alloc_noprof(__VA_ARGS__))
+ *
+ * and allocinfo_uncharge(pool_id, p) where the pool takes a block back. Each
+ * pool_alloc() line then has its own report line with " allocator:pool". Nothing is
+ * written into the blocks (the library keeps a side index). */
+struct allocinfo_allocator;
+
+#ifndef ALLOCINFO_DISABLE
+/* The allocator named name (one word, at most 63 bytes), made on first use: the same
+ * object for the same name. NULL with errno EINVAL (a bad name), ENOTSUP (counting
+ * off for good) or ENOSPC (256 allocators). */
+ALLOCINFO_API struct allocinfo_allocator *allocinfo_allocator_create(const char *name);
+/* Counts the block [p, p + size) of allocator a against the current tag (a scope,
+ * then alloc_hooks(), else the caller of allocinfo_charge()). 0, or -1 with errno
+ * EINVAL (null a or p), EEXIST (p is charged already) or ENOMEM. While counting is off,
+ * does nothing. */
+ALLOCINFO_API int allocinfo_charge(struct allocinfo_allocator *a, const void *p, size_t size);
+/* Uncounts block p of allocator a. 0, or -1 with errno ENOENT (not charged). */
+ALLOCINFO_API int allocinfo_uncharge(struct allocinfo_allocator *a, const void *p);
+#else
+static inline struct allocinfo_allocator *allocinfo_allocator_create(const char *name)
+{
+	(void)name;
+	return (struct allocinfo_allocator *)0;
+}
+static inline int allocinfo_charge(struct allocinfo_allocator *a, const void *p, size_t size)
+{
+	(void)a;
+	(void)p;
+	(void)size;
+	return 0;
+}
+static inline int allocinfo_uncharge(struct allocinfo_allocator *a, const void *p)
+{
+	(void)a;
+	(void)p;
+	return 0;
+}
+#endif
+
 #ifndef ALLOCINFO_DISABLE
 
 extern __thread struct allocinfo_thread allocinfo__thread

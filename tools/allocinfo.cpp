@@ -23,7 +23,9 @@
 #include <vector>
 
 #include "allocinfo_snapshot.h"
+#include "block_lookup.h"
 #include "report.h"
+#include "saturating.h"
 #include "site_table.h"
 #include "store_reader.h"
 #include "store_scan.h"
@@ -56,6 +58,9 @@ struct options {
 	double watch = 0;		/* seconds; 0 = print once */
 	long count = 0;			/* --count: reports printed by --watch; 0 = until SIGINT */
 	bool gc = false, enable = false, disable = false, status = false;
+	bool addr_given = false;
+	uint64_t addr = 0;		/* --addr: the block holding it */
+	bool by_allocator = false;	/* --by allocator */
 };
 
 volatile sig_atomic_t g_stop;
@@ -67,9 +72,10 @@ void usage_text(FILE *f)
 	fprintf(f,
 "Usage: allocinfo [-p PID] [--sort bytes|calls|site] [--top N] [--human]\n"
 "                 [--json | --prometheus | --pprof FILE | --save FILE | --diff FILE]\n"
-"                 [--watch SECONDS [--count N]]\n"
+"                 [--watch SECONDS [--count N]] [--by allocator]\n"
 "       allocinfo -p PID --enable | --disable\n"
 "       allocinfo [-p PID] --status\n"
+"       allocinfo -p PID --addr ADDRESS\n"
 "       allocinfo --gc\n"
 "\n"
 "Prints the live memory of every call site of the instrumented processes (the\n"
@@ -86,10 +92,13 @@ void usage_text(FILE *f)
 "      --diff FILE      the growth of each site since the snapshot in FILE\n"
 "      --watch SECONDS  print again every SECONDS (0.1 to 86400) until interrupted\n"
 "      --count N        with --watch: stop after N reports\n"
+"      --by allocator   one line per allocator (malloc, or a pool's name), summed\n"
 "      --gc             remove the stores of processes that are gone\n"
 "      --enable         with -p: switch counting on in that process\n"
 "      --disable        with -p: switch it off (allocations are not counted)\n"
 "      --status         whether each process counts now, and its store\n"
+"      --addr ADDRESS   with -p: the live block holding ADDRESS (hex, 0x...) and\n"
+"                       where it was allocated; exit 1 when none holds it\n"
 "  -h, --help           this help\n"
 "  -V, --version        the version\n"
 "\n"
@@ -120,7 +129,8 @@ bool parse_long(const char *s, long min, long max, long &v)
 options parse_options(int argc, char **argv)
 {
 	enum { OPT_SORT = 256, OPT_TOP, OPT_HUMAN, OPT_JSON, OPT_PROM, OPT_PPROF, OPT_SAVE,
-	       OPT_DIFF, OPT_WATCH, OPT_COUNT, OPT_GC, OPT_ENABLE, OPT_DISABLE, OPT_STATUS };
+	       OPT_DIFF, OPT_WATCH, OPT_COUNT, OPT_GC, OPT_ENABLE, OPT_DISABLE, OPT_STATUS,
+	       OPT_ADDR, OPT_BY };
 	static const struct option longopts[] = {
 		{"pid", required_argument, nullptr, 'p'},
 		{"sort", required_argument, nullptr, OPT_SORT},
@@ -137,6 +147,8 @@ options parse_options(int argc, char **argv)
 		{"enable", no_argument, nullptr, OPT_ENABLE},
 		{"disable", no_argument, nullptr, OPT_DISABLE},
 		{"status", no_argument, nullptr, OPT_STATUS},
+		{"addr", required_argument, nullptr, OPT_ADDR},
+		{"by", required_argument, nullptr, OPT_BY},
 		{"help", no_argument, nullptr, 'h'},
 		{"version", no_argument, nullptr, 'V'},
 		{nullptr, 0, nullptr, 0},
@@ -225,6 +237,23 @@ options parse_options(int argc, char **argv)
 		case OPT_STATUS:
 			o.status = true;
 			break;
+		case OPT_BY:
+			if (strcmp(optarg, "allocator") != 0)
+				usage_error(std::string("--by: '") + optarg +
+					    "' is not a grouping (expected allocator)");
+			o.by_allocator = true;
+			break;
+		case OPT_ADDR: {
+			char *end;
+			errno = 0;
+			unsigned long long a = strtoull(optarg, &end, 16);
+			if (strncmp(optarg, "0x", 2) != 0 || !optarg[2] || *end || errno)
+				usage_error(std::string("--addr: '") + optarg +
+					    "' is not a hexadecimal address (0x...)");
+			o.addr = a;
+			o.addr_given = true;
+			break;
+		}
 		case 'h':
 			usage_text(stdout);
 			exit(0);
@@ -262,6 +291,11 @@ options parse_options(int argc, char **argv)
 			usage_error(std::string(o.enable ? "--enable" : "--disable") +
 				    " takes no other option than -p");
 	}
+	if (o.by_allocator && (o.out != output::text || o.gc || o.enable || o.disable || o.status))
+		usage_error("--by allocator applies to the text report only");
+	if (o.addr_given && (!pid_given || reporting || o.by_allocator || o.gc || o.enable ||
+			     o.disable || o.status))
+		usage_error("--addr needs -p PID and no other option");
 	if (o.gc && (reporting || pid_given || o.status))
 		usage_error("--gc takes no other option");
 	if (o.status && (reporting || o.enable || o.disable))
@@ -435,6 +469,49 @@ int64_t now_nanos()
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* --by allocator: the rows summed per allocator ("malloc" for the malloc family and
+ * new), in the report's two-line header and columns, largest first unless sorted
+ * by site (then by name); names are one word (the readers made them so):
+ *         4096        1 allocator:malloc
+ */
+void render_by_allocator(std::string &out, const std::vector<site_row> &rows, sort_key key,
+			 size_t top, bool human)
+{
+	std::vector<site_row> sums;
+	for (const site_row &r : rows) {
+		std::string name = r.allocator.empty() ? "malloc" : r.allocator;
+		auto it = std::find_if(sums.begin(), sums.end(),
+				       [&name](const site_row &s) { return s.func == name; });
+		if (it == sums.end()) {
+			site_row s;
+			s.func = name;
+			sums.push_back(s);
+			it = sums.end() - 1;
+		}
+		it->bytes = saturating_add(it->bytes, clamp0(r.bytes));
+		it->calls = saturating_add(it->calls, clamp0(r.calls));
+	}
+	std::stable_sort(sums.begin(), sums.end(), [key](const site_row &a, const site_row &b) {
+		if (key == sort_key::site)
+			return a.func < b.func;
+		int64_t x = key == sort_key::calls ? a.calls : a.bytes;
+		int64_t y = key == sort_key::calls ? b.calls : b.bytes;
+		return x != y ? x > y : a.func < b.func;
+	});
+	keep_top(sums, top);
+	out += "allocinfo - version: 2.0\n#     <size>  <calls> <allocator>\n";
+	for (const site_row &r : sums) {
+		char line[256];
+		if (human)
+			snprintf(line, sizeof(line), "%12s %8lld allocator:%s \n",
+				 human_size(r.bytes).c_str(), (long long)r.calls, r.func.c_str());
+		else
+			snprintf(line, sizeof(line), "%12lld %8lld allocator:%s \n",
+				 (long long)r.bytes, (long long)r.calls, r.func.c_str());
+		out += line;
+	}
+}
+
 /* One report of the requested kind into `out` (or into its file). Returns the
  * exit status. */
 int report_once(const options &o, symbolizer &sym, const snapshot_file *base, std::string &out)
@@ -448,6 +525,10 @@ int report_once(const options &o, symbolizer &sym, const snapshot_file *base, st
 			o.out != output::save && o.out != output::diff;
 	std::vector<site_row> merged = merged_rows(entries, sym, keep_pid);
 
+	if (o.by_allocator) {
+		render_by_allocator(out, merged, o.sort, o.top, o.human);
+		return 0;
+	}
 	switch (o.out) {
 	case output::text:
 		sort_merged(merged, o.sort);
@@ -661,6 +742,29 @@ int run_gc()
 	return 0;
 }
 
+/* --addr: the block of process o.pid that holds o.addr. */
+int run_addr(const options &o)
+{
+	store_entry e;
+	std::string why;
+	if (!read_pid_store(o.pid, e, why)) {
+		fprintf(stderr, "%s: %s\n", PROG, why.c_str());
+		return 1;
+	}
+	symbolizer sym;
+	block_owner b;
+	if (!find_block_owner(o.pid, e.snap, o.addr, &sym, b, why)) {
+		if (why.empty())
+			fprintf(stderr, "%s: 0x%llx is not inside a live counted block of process %d\n",
+				PROG, (unsigned long long)o.addr, o.pid);
+		else
+			fprintf(stderr, "%s: %s\n", PROG, why.c_str());
+		return 1;
+	}
+	printf("%s\n", describe_block_owner(o.addr, b).c_str());
+	return 0;
+}
+
 int run_switch(const options &o)
 {
 	std::string why;
@@ -685,5 +789,7 @@ int main(int argc, char **argv)
 		return run_switch(o);
 	if (o.status)
 		return run_status(o);
+	if (o.addr_given)
+		return run_addr(o);
 	return run_report(o);
 }

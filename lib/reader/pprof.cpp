@@ -241,6 +241,18 @@ bool render_pprof(std::string &out, const std::vector<site_row> &rows, int64_t t
 			put_int(label, LABEL_NUM, (uint64_t)(int64_t)r.pid);
 			put_msg(s, SAMPLE_LABEL, label);
 		}
+		if (!r.via.empty()) {
+			label.clear();
+			put_int(label, LABEL_KEY, (uint64_t)st.id("via"));
+			put_int(label, LABEL_STR, (uint64_t)st.id(r.via));
+			put_msg(s, SAMPLE_LABEL, label);
+		}
+		if (!r.allocator.empty()) {
+			label.clear();
+			put_int(label, LABEL_KEY, (uint64_t)st.id("allocator"));
+			put_int(label, LABEL_STR, (uint64_t)st.id(r.allocator));
+			put_msg(s, SAMPLE_LABEL, label);
+		}
 		if (r.unloaded) {
 			label.clear();
 			put_int(label, LABEL_KEY, (uint64_t)st.id("unloaded"));

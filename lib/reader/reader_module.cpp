@@ -111,6 +111,69 @@ ssize_t print_self(int fd, const void *store, size_t size)
 	return write_all(fd, out);
 }
 
+/* ---- allocinfo_pointer_info() ----------------------------------------------------- */
+
+void copy_field(char *dst, size_t size, const std::string &s);
+
+/* Slot's names for allocinfo_pointer_info(), read from the process's own store,
+ * which other threads write meanwhile: the slot under its seqlock, strings that are
+ * only ever appended. */
+void name_pointer_tag(const void *store, size_t size, uint32_t slot,
+		      allocinfo_reader_tag_names *out)
+{
+	const char *base = static_cast<const char *>(store);
+	const auto *h = static_cast<const allocinfo_store_header *>(store);
+	if (slot >= h->tag_capacity)
+		return;
+	const auto *tp =
+		reinterpret_cast<const allocinfo_store_tag *>(base + h->tags_offset) + slot;
+	const allocinfo_store_tag_ext *ep = nullptr;
+	if (h->ext_offset)
+		ep = reinterpret_cast<const allocinfo_store_tag_ext *>(base + h->ext_offset) + slot;
+	allocinfo_store_tag t;
+	allocinfo_store_tag_ext ext = {};
+	for (int tries = 0;; tries++) {
+		uint32_t seq = __atomic_load_n(&tp->seq, __ATOMIC_ACQUIRE);
+		memcpy(&t, tp, sizeof(t));
+		if (ep)
+			memcpy(&ext, ep, sizeof(ext));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (!(seq & 1) && seq == __atomic_load_n(&tp->seq, __ATOMIC_RELAXED))
+			break;
+		if (tries == 100)
+			return;
+	}
+	const char *strings = base + h->strings_offset;
+	uint64_t used = std::min<uint64_t>(__atomic_load_n(&h->strings_used, __ATOMIC_ACQUIRE),
+					   std::min<uint64_t>(h->strings_capacity, size - h->strings_offset));
+	auto str = [strings, used](uint32_t off) {
+		if (!off || off >= used)
+			return std::string_view();
+		const char *p = strings + off;
+		const void *nul = memchr(p, 0, used - off);
+		return nul ? std::string_view(p, static_cast<const char *>(nul) - p) : std::string_view();
+	};
+	tag_snapshot ts;
+	ts.slot = slot;
+	ts.flags = t.flags;
+	ts.line = t.line;
+	ts.addr = t.addr;
+	ts.file = str(t.file_off);
+	ts.func = str(t.func_off);
+	ts.module_path = str(t.module_off);
+	ts.via = str(ext.via_off);
+	ts.allocator = str(ext.allocator_off);
+	site_row row;
+	name_tag(ts, (t.flags & ALLOCINFO_TAGF_DYNAMIC) ? get_symbolizer() : nullptr, row);
+	out->line = row.line;
+	copy_field(out->file, sizeof(out->file), row.file);
+	copy_field(out->func, sizeof(out->func), row.func);
+	copy_field(out->module, sizeof(out->module), row.module);
+	copy_field(out->via, sizeof(out->via), row.via);
+	copy_field(out->allocator, sizeof(out->allocator),
+		   row.allocator.empty() ? std::string("malloc") : row.allocator);
+}
+
 /* ---- the BPF store's tags map ----------------------------------------------------- */
 
 void copy_field(char *dst, size_t size, const std::string &s)
@@ -349,4 +412,5 @@ extern "C" MODULE_EXPORT const struct allocinfo_reader_v1 allocinfo__reader_v1 =
 #else
 	nullptr,
 #endif
+	allocinfo::name_pointer_tag,
 };

@@ -18,7 +18,7 @@ namespace allocinfo {
 
 namespace {
 
-/* Orders by (module, file, line, func), then loaded before unloaded, then user (root's
+/* Orders by (module, file, line, func, via, allocator), then loaded before unloaded, then user (root's
  * first), then pid. */
 int site_cmp(const site_row &a, const site_row &b)
 {
@@ -32,6 +32,12 @@ int site_cmp(const site_row &a, const site_row &b)
 	if (a.line != b.line)
 		return a.line < b.line ? -1 : 1;
 	c = a.func.compare(b.func);
+	if (c)
+		return c;
+	c = a.via.compare(b.via);
+	if (c)
+		return c;
+	c = a.allocator.compare(b.allocator);
 	if (c)
 		return c;
 	if (a.unloaded != b.unloaded)
@@ -338,6 +344,14 @@ void render_text(std::string &out, const std::vector<site_row> &rows, bool human
 		}
 		out += " func:";
 		append_text(out, r.func);
+		if (!r.via.empty()) {
+			out += " via:";
+			append_text(out, r.via);
+		}
+		if (!r.allocator.empty()) {
+			out += " allocator:";
+			append_text(out, r.allocator);
+		}
 		if (r.unloaded)
 			out += " unloaded:yes";
 		if (r.inaccurate)
@@ -384,6 +398,14 @@ void render_json(std::string &out, const std::vector<site_row> &rows, int counti
 			out += ",\"full_func\":";
 			append_json_string(out, r.full_func);
 		}
+		if (!r.via.empty()) {
+			out += ",\"via\":";
+			append_json_string(out, r.via);
+		}
+		if (!r.allocator.empty()) {
+			out += ",\"allocator\":";
+			append_json_string(out, r.allocator);
+		}
 		out += ",\"bytes\":";
 		append_i64(out, clamp0(r.bytes));
 		out += ",\"calls\":";
@@ -423,6 +445,10 @@ void render_prometheus(std::string &out, const std::vector<site_row> &rows)
 		append_label(l, "file", r.file);
 		append_label(l, "line", num);
 		append_label(l, "func", r.func);
+		if (!r.via.empty())
+			append_label(l, "via", r.via);
+		if (!r.allocator.empty())
+			append_label(l, "allocator", r.allocator);
 		if (r.unloaded)
 			append_label(l, "unloaded", "yes");
 		if (!r.user.empty())

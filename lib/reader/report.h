@@ -33,6 +33,8 @@ struct site_row {
 	std::string func;	/* one word */
 	std::string full_func;	/* C++ from debug info: the full name (cxxname.h) when
 				 * it differs from func, else empty; JSON only */
+	std::string via;	/* token " via:NAME": the declared wrapper passed through */
+	std::string allocator;	/* token " allocator:NAME": the program's own allocator */
 	int64_t bytes = 0;	/* live bytes (sum over CPUs), may be 0 or transiently < 0 */
 	int64_t calls = 0;	/* live allocations */
 	bool unloaded = false;	/* its object was dlclose'd: token " unloaded:yes" */
@@ -46,9 +48,10 @@ struct site_row {
 inline int64_t clamp0(int64_t v) { return v < 0 ? 0 : v; }
 
 /*
- * Sums rows whose (module, file, line, func, unloaded, user) are equal, and with
- * keep_pid whose pid is equal too. The result is sorted by (module, file, line,
- * func), then loaded before unloaded, then by user (root's first), then by pid. Sums saturate instead of overflowing.
+ * Sums rows whose (module, file, line, func, via, allocator, unloaded, user) are equal,
+ * and with keep_pid whose pid is equal too. The result is sorted by (module, file, line,
+ * func, via, allocator), then loaded before unloaded, then by user (root's first), then
+ * by pid. Sums saturate instead of overflowing.
  * A merged row is inaccurate if any of its parts was. With keep_pid it keeps its pid
  * and the first non-empty comm; without, pid is 0 and comm is empty.
  */
@@ -69,9 +72,10 @@ void sort_rows(std::vector<site_row> &rows, sort_key key);
  *
  * Each row is "%12lli %8llu " (bytes, calls), then "file:line [module] func:NAME"
  * (" [module]" left out when module is empty, as the kernel does for built-in code),
- * then " unloaded:yes", " accurate:no" and " user:NAME" when they apply, then " \n":
- * like the kernel, every row ends with one space before its newline. Control bytes
- * in the strings are printed as '?' so that a hostile name cannot forge a row.
+ * then " via:NAME", " allocator:NAME", " unloaded:yes", " accurate:no" and
+ * " user:NAME" when they apply, then " \n": like the kernel, every row ends with one
+ * space before its newline. Control bytes in the strings are printed as '?' so that a
+ * hostile name cannot forge a row.
  *
  * human=true prints the size as a single whitespace-free token "<number><unit>",
  * right-aligned in the same 12 columns: "512B" below 1 KiB, else the value with two
@@ -90,9 +94,10 @@ std::string human_size(int64_t bytes);
  *   {"module":"demo","file":"tests/demo.c","line":12,"func":"main","bytes":4096,
  *    "calls":1,"unloaded":false,"accurate":true,"pid":42,"comm":"demo"}
  *   ]}
- * A site whose full_func is set has "full_func" right after "func". counting 0 or
- * 1 (the report of one process: whether it counts now, its run-time switch) adds
- * "counting":false|true after the top-level pid; -1 leaves it out.
+ * A site whose full_func is set has "full_func" right after "func"; "via" and
+ * "allocator" are there only when the row has them. counting 0 or 1 (the report of
+ * one process: whether it counts now, its run-time switch) adds "counting":false|true
+ * after the top-level pid; -1 leaves it out.
  * The top-level "pid" is there only when every row has the same nonzero pid; a
  * site's "pid" only when nonzero, its "comm" only when non-empty. Strings: '"' and
  * '\\' escaped, bytes below 0x20 as \u00XX, valid UTF-8 passed through, each maximal
@@ -115,7 +120,8 @@ void render_prometheus(std::string &out, const std::vector<site_row> &rows);
  * space/bytes with period 1, time_nanos as given. One Function (name func,
  * system_name full_func when set, else func), Location and Sample
  * per row (the sample's values are {calls, bytes}, its labels "module", and "pid"
- * when nonzero, and "unloaded"="yes" when so), one Mapping per distinct module
+ * when nonzero, "via" and "allocator" when the row has them, and "unloaded"="yes"
+ * when so), one Mapping per distinct module
  * (filename = module, marked as already symbolized; a row with an empty module has
  * none). Appends to `out` like the others; returns false when zlib fails, leaving
  * `out` as it was. Implemented in pprof.cpp.

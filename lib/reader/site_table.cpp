@@ -39,13 +39,14 @@ std::string naming_budget_reason(size_t unnamed)
 bool site_table::raw_key::operator==(const raw_key &o) const
 {
 	return unloaded == o.unloaded && module == o.module && addr == o.addr &&
-	       owner == o.owner && pid == o.pid;
+	       owner == o.owner && pid == o.pid && via == o.via && allocator == o.allocator;
 }
 
 bool site_table::row_key::operator==(const row_key &o) const
 {
 	return module == o.module && file == o.file && func == o.func && line == o.line &&
-	       unloaded == o.unloaded && user == o.user && pid == o.pid;
+	       via == o.via && allocator == o.allocator && unloaded == o.unloaded &&
+	       user == o.user && pid == o.pid;
 }
 
 size_t site_table::key_hash::operator()(const raw_key &k) const
@@ -53,6 +54,7 @@ size_t site_table::key_hash::operator()(const raw_key &k) const
 	size_t h = mix(k.unloaded, k.module);
 	h = mix(h, k.addr);
 	h = mix(h, k.owner);
+	h = mix(h, (uint64_t)k.via << 32 | k.allocator);
 	return mix(h, (uint32_t)k.pid);
 }
 
@@ -61,6 +63,7 @@ size_t site_table::key_hash::operator()(const row_key &k) const
 	size_t h = mix(k.module, k.file);
 	h = mix(h, k.func);
 	h = mix(h, k.line);
+	h = mix(h, (uint64_t)k.via << 32 | k.allocator);
 	h = mix(h, k.unloaded);
 	h = mix(h, k.user);
 	return mix(h, (uint32_t)k.pid);
@@ -161,18 +164,20 @@ uint32_t site_table::row_of(const tag_snapshot &t, int pid, bool *keep)
 	*keep = true;
 	bool unloaded = (t.flags & ALLOCINFO_TAGF_UNLOADED) != 0;
 	uint32_t module = name_at(t.module_path, 0);
+	uint32_t via = t.via.empty() ? 0 : printed(name_at(t.via, 3), as::word);
+	uint32_t allocator = t.allocator.empty() ? 0 : printed(name_at(t.allocator, 4), as::word);
 	if (!(t.flags & ALLOCINFO_TAGF_DYNAMIC)) {
 		/* A static tag prints as its names do, each made printable once. */
 		uint32_t file = name_at(t.file, 1), func = name_at(t.func, 2);
 		if (t.flags & ALLOCINFO_TAGF_CXX)
 			func = cxx_named(func);
 		row_key rk = {printed(module, as::module), printed(file, as::file),
-			      printed(func, as::word), t.line, unloaded, user_, pid};
+			      printed(func, as::word), t.line, via, allocator, unloaded, user_, pid};
 		return row_for(rk);
 	}
 
 	/* A caller tag is named from its module and address, once per owner. */
-	raw_key k = {unloaded, module, t.addr, owner_key_, pid};
+	raw_key k = {unloaded, module, via, allocator, t.addr, owner_key_, pid};
 	auto found = raw_rows_.find(k);
 	if (found != raw_rows_.end())
 		return found->second;
@@ -185,7 +190,7 @@ uint32_t site_table::row_of(const tag_snapshot &t, int pid, bool *keep)
 		name_tag(t, sym_, named, owner_);
 	}
 	row_key rk = {intern(named.module), intern(named.file), intern(named.func), named.line,
-		      unloaded, user_, pid};
+		      via, allocator, unloaded, user_, pid};
 	uint32_t id = row_for(rk);
 	if (!rows_[id].full && !named.full_func.empty())
 		rows_[id].full = intern(named.full_func);
@@ -246,7 +251,8 @@ void site_table::clear_sums()
 
 std::vector<site_row> site_table::rows() const
 {
-	/* merge_rows()'s order: module, file, line, func, loaded first, user, pid. Rows are
+	/* merge_rows()'s order: module, file, line, func, via, allocator, loaded first,
+	 * user, pid. Rows are
 	 * distinct in these, so any sort gives the one order. */
 	std::vector<uint32_t> order(reported_);
 	std::sort(order.begin(), order.end(), [this](uint32_t x, uint32_t y) {
@@ -259,6 +265,11 @@ std::vector<site_row> site_table::rows() const
 		if (a.line != b.line)
 			return a.line < b.line;
 		if (a.func != b.func && (c = names_[a.func].compare(names_[b.func])))
+			return c < 0;
+		if (a.via != b.via && (c = names_[a.via].compare(names_[b.via])))
+			return c < 0;
+		if (a.allocator != b.allocator &&
+		    (c = names_[a.allocator].compare(names_[b.allocator])))
 			return c < 0;
 		if (a.unloaded != b.unloaded)
 			return b.unloaded;
@@ -276,6 +287,8 @@ std::vector<site_row> site_table::rows() const
 		o.line = r.key.line;
 		o.func = names_[r.key.func];
 		o.full_func = names_[r.full];
+		o.via = names_[r.key.via];
+		o.allocator = names_[r.key.allocator];
 		o.bytes = r.bytes;
 		o.calls = r.calls;
 		o.unloaded = r.key.unloaded;

@@ -95,6 +95,7 @@ private:
 	struct raw_key {
 		uint32_t unloaded;
 		uint32_t module;	/* interned path */
+		uint32_t via, allocator;	/* interned tokens */
 		uint64_t addr;
 		uint32_t owner;		/* interned store_owner::key: who may read what */
 		int pid;		/* keep_pid, else 0 */
@@ -103,6 +104,7 @@ private:
 	/* A row: its printed names interned. */
 	struct row_key {
 		uint32_t module, file, func, line;
+		uint32_t via, allocator;	/* printed tokens, 0 for none */
 		bool unloaded;
 		uint32_t user;		/* interned user name, 0 for root */
 		int pid;
@@ -136,12 +138,12 @@ private:
 	std::deque<std::string> names_;	/* interned names; never move */
 	std::unordered_map<std::string_view, uint32_t> name_ids_;
 	/* The names of the snapshot being added by their address in its strings: few,
-	 * and repeated; each of a tag's three names also remembers the last one. */
+	 * and repeated; each of a tag's five names also remembers the last one. */
 	std::unordered_map<const char *, uint32_t> by_address_;
 	struct last_name {
 		const char *p = nullptr;
 		uint32_t id = 0;
-	} last_[3];
+	} last_[5];
 	/* A name as printed for a module, a file, and a function; a C++ function's
 	 * tidied name. */
 	std::vector<uint32_t> as_module_, as_file_, as_word_, as_cxx_;

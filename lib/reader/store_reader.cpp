@@ -251,11 +251,6 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why,
 		return true;
 	}
 
-	out.strings.resize(h.strings_used);
-	if (h.strings_used && !src.read(h.strings_offset, out.strings.data(), out.strings.size())) {
-		why = "cannot read strings";
-		return false;
-	}
 	std::vector<allocinfo_store_tag> tags(nr);
 	if (nr && !src.read(h.tags_offset, tags.data(), nr * sizeof(allocinfo_store_tag))) {
 		why = "cannot read tags";
@@ -263,6 +258,33 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why,
 	}
 	if (!sum_counters(src, h, nr, sums)) {
 		why = "cannot read counters";
+		return false;
+	}
+	/* Tokens: a region newer writers add; a store without one has none. */
+	std::vector<allocinfo_store_tag_ext> ext;
+	if (h.ext_offset) {
+		if (!region_ok(h.ext_offset,
+			       (uint64_t)h.tag_capacity * sizeof(allocinfo_store_tag_ext), size)) {
+			why = "regions out of bounds";
+			return false;
+		}
+		ext.resize(nr);
+		if (nr && !src.read(h.ext_offset, ext.data(), nr * sizeof(allocinfo_store_tag_ext))) {
+			why = "cannot read tags";
+			return false;
+		}
+	}
+
+	/* Strings last, as far as they reach now: a slot republished since the header
+	 * was read (a freed slot given to a new tag) names strings appended meanwhile,
+	 * which the writer adds before the tag. */
+	uint64_t used = h.strings_used, now = 0;
+	if (src.read(offsetof(allocinfo_store_header, strings_used), &now, sizeof(now)) &&
+	    now > used && now <= h.strings_capacity && region_ok(h.strings_offset, now, size))
+		used = now;
+	out.strings.resize(used);
+	if (used && !src.read(h.strings_offset, out.strings.data(), out.strings.size())) {
+		why = "cannot read strings";
 		return false;
 	}
 
@@ -286,6 +308,10 @@ bool read_store(const store_source &src, store_snapshot &out, std::string &why,
 		s.file = strings.at(t.file_off, 0, &bad);
 		s.func = strings.at(t.func_off, 1, &bad);
 		s.module_path = strings.at(t.module_off, 2, &bad);
+		if (!ext.empty()) {
+			s.via = strings.at(ext[i].via_off, 0, &bad);
+			s.allocator = strings.at(ext[i].allocator_off, 0, &bad);
+		}
 		set_counts(s, sums[i], out.negative_tags);
 		out.tags.push_back(s);
 	}
@@ -399,6 +425,8 @@ void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r, const store_o
 					      ? cxx_function_name(std::string(t.func).c_str())
 					      : std::string(t.func));
 	}
+	r.via = t.via.empty() ? std::string() : printed_word(t.via);
+	r.allocator = t.allocator.empty() ? std::string() : printed_word(t.allocator);
 }
 
 bool tag_listed(const tag_snapshot &t)

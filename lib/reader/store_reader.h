@@ -61,6 +61,7 @@ struct tag_snapshot {
 	uint32_t line = 0;
 	uint64_t addr = 0;
 	std::string_view file, func, module_path;
+	std::string_view via, allocator;	/* tokens, empty when none */
 	int64_t bytes = 0, calls = 0;
 };
 

@@ -2,6 +2,7 @@
 /* The less frequent allocation paths: start-up and the switch, aligned blocks,
  * realloc, blocks without a plain record, checks. */
 #include "alloc.h"
+#include "block_find.h"
 #include "callbacks.h"
 #include "route.h"
 
@@ -60,6 +61,7 @@ void release_unowned(void *p) noexcept
 {
 	alloc_record *rec = record_of(p);
 	counter_add_unowned(record_slot(rec), -(int64_t)rec->size, -1);
+	rec->meta = 0;	/* see release() */
 	backend::free(rec);
 }
 
@@ -103,14 +105,18 @@ struct tail_record {
 static_assert(sizeof(tail_record) == sizeof(alloc_record), "a tail record is 16 bytes");
 constexpr size_t TAIL_ALIGN = 64;
 constexpr unsigned TAIL_CHECK_SHIFT = 48;
+/* Readers find tail records too (block_find.h). */
+static_assert(TAIL_ALIGN == block_find::TAIL_ALIGN &&
+	      TAIL_CHECK_SHIFT == block_find::TAIL_CHECK_SHIFT &&
+	      sizeof(tail_record) == sizeof(block_find::tail_record) &&
+	      offsetof(tail_record, meta) == offsetof(block_find::tail_record, meta) &&
+	      offsetof(tail_record, counter) == offsetof(block_find::tail_record, counter),
+	      "block_find.h knows the tail record");
 static bool g_tail_records;	/* one was ever made: free() looks for them */
 
 static uint64_t tail_check(const void *p)
 {
-	uint64_t x = (uintptr_t)p ^ g_fast.small_key ^ 0x7a11ed5afe7a11edull;
-	x ^= x >> 32;
-	x ^= x >> 16;
-	return (x & 0xffff) << TAIL_CHECK_SHIFT;
+	return block_find::tail_check((uintptr_t)p, g_fast.small_key);
 }
 
 /* p's tail record, when it has one; p has no record in front. */
@@ -289,8 +295,10 @@ void release_slow(void *p, int op) noexcept
 	void *base = rec;
 	if (meta & RECORD_SHIFT_MASK)
 		base = static_cast<char *>(p) - ((size_t)1 << ((meta & RECORD_SHIFT_MASK) >> 8));
-	if (meta & RECORD_F_DEBUG)
-		rec->meta = 0;	/* a second free of p is then caught */
+	/* A second free of p is then caught; and allocinfo_pointer_info() does not take
+	 * the record, which glibc leaves in place when it merges the chunk with a free
+	 * neighbour (or, aligned, keeps in the padding), for a live one. */
+	rec->meta = 0;
 	if (meta & RECORD_F_FOREIGN)
 		backend::foreign.free(base);
 	else
@@ -380,11 +388,14 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 		errno = ENOMEM;
 		return nullptr;
 	}
+	rec->meta = 0;	/* if it moves, the old place keeps no record (release()) */
 	auto *nrec = static_cast<alloc_record *>(meta & RECORD_F_FOREIGN
 						 ? backend::foreign.realloc(rec, total)
 						 : backend::realloc(rec, total));
-	if (!nrec)
+	if (!nrec) {
+		rec->meta = meta;
 		return nullptr;	/* the old block is untouched, and so are its counts */
+	}
 	nrec->size = size;
 	nrec->counter = counter_offset(slot);
 	nrec->meta = RECORD_MAGIC | flags;

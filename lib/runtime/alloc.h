@@ -249,6 +249,7 @@ static inline void release(void *p, int op = ALLOCINFO_OP_FREE)
 		return;
 	}
 	sub_owned_at(shard, rec->counter & g_fast.counter_mask, (int64_t)rec->size);
+	rec->meta = 0;	/* no stale record once glibc merges the chunk (pointer_info.cpp) */
 	backend::free(rec);
 }
 

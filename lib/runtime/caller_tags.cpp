@@ -5,8 +5,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "frames.h"
 #include "registry.h"
 #include "store.h"
+#include "wrappers.h"
 
 namespace allocinfo {
 
@@ -31,19 +33,34 @@ uint32_t caller_slot_probe(uintptr_t ra)
 	uint32_t h = caller_hash(ra);
 	if (__atomic_load_n(&g_callers[h].ra, __ATOMIC_ACQUIRE) == 0)
 		return caller_slot_slow(ra);	/* entries fill in probe order */
-	for (uint32_t i = 1; i < CALLER_PROBES; i++) {
+	for (uint32_t i = 0; i < CALLER_PROBES; i++) {
 		const caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
 		uintptr_t key = __atomic_load_n(&e->ra, __ATOMIC_ACQUIRE);
 		if (key == ra)
 			return e->slot;
+		if (key == (ra | CALLER_IN_WRAPPER))
+			return walk_from(ra, e);	/* inside a wrapper: walk out */
 		if (key == 0)
 			break;
 	}
 	return caller_slot_slow(ra);
 }
 
-uint32_t caller_slot_slow(uintptr_t ra)
+namespace {
+
+/* The slot of key (a caller's return address ra, and what it stands for), creating
+ * its caller tag on first sight. */
+uint32_t slot_for_key(uintptr_t key, uintptr_t ra, uint32_t via)
 {
+	uint32_t h = caller_hash(ra);
+	for (uint32_t i = 0; i < CALLER_PROBES; i++) {
+		const caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
+		uintptr_t k = __atomic_load_n(&e->ra, __ATOMIC_ACQUIRE);
+		if (k == key)
+			return e->slot;
+		if (k == 0)
+			break;
+	}
 	if (in_fork_window())
 		return overflow_slot();	/* named on a later call */
 	busy_guard guard;
@@ -54,11 +71,11 @@ uint32_t caller_slot_slow(uintptr_t ra)
 	}
 
 	registry_lock();
-	uint32_t h = caller_hash(ra), slot = 0;
+	uint32_t slot = 0;
 	caller_entry *free_entry = nullptr;
 	for (uint32_t i = 0; i < CALLER_PROBES; i++) {
 		caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
-		if (e->ra == ra) {
+		if (e->ra == key) {
 			slot = e->slot;
 			break;
 		}
@@ -75,8 +92,9 @@ uint32_t caller_slot_slow(uintptr_t ra)
 			slot = slot_alloc();
 		if (slot) {
 			module *m = module_get(oi);
+			uint32_t via_off = via ? store_intern(wrapper_name(via)) : 0;
 			store_publish_tag(slot, ALLOCINFO_TAGF_DYNAMIC, 0, 0, module_path_off(m), 0,
-					  (uint64_t)(ra - oi.l_addr));
+					  (uint64_t)(ra - oi.l_addr), via_off);
 			module_add_slot(m, slot);
 			g_nr_callers++;
 		} else {
@@ -84,17 +102,246 @@ uint32_t caller_slot_slow(uintptr_t ra)
 		}
 		/* Remember it, even as the overflow tag, so the next call is a lookup. */
 		free_entry->slot = slot;
-		__atomic_store_n(&free_entry->ra, ra, __ATOMIC_RELEASE);
+		__atomic_store_n(&free_entry->ra, key, __ATOMIC_RELEASE);
 	}
 	registry_unlock();
 	return slot;
+}
+
+} /* namespace */
+
+namespace {
+
+/* A wrapper frame's walk word: the step to the next return address's slot, where the
+ * slot of an entry point's return address lies above walk_from()'s frame, and the
+ * wrapper. */
+constexpr uint64_t walk_word(uint32_t step, uint32_t entry_offset, uint32_t via)
+{
+	return step | (uint64_t)(entry_offset & 0xffff) << 32 | (uint64_t)(via & 0x7fff) << 48;
+}
+constexpr uint32_t walk_step(uint64_t w) { return (uint32_t)w; }
+constexpr uint32_t WALK_STEP_VARIES = 1u << 31;	/* beyond WALK_MAX_STACK */
+constexpr uint32_t walk_entry_offset(uint64_t w) { return (uint32_t)(w >> 32) & 0xffff; }
+constexpr uint32_t walk_via(uint64_t w) { return (uint32_t)(w >> 48) & 0x7fff; }
+
+/* Marks ra as a wrapper's return address, or updates its walk word (an entry offset
+ * of 0 keeps the one known). */
+void remember_wrapper(uintptr_t ra, uint64_t w)
+{
+	if (in_fork_window())
+		return;
+	uintptr_t key = ra | CALLER_IN_WRAPPER;
+	uint32_t h = caller_hash(ra);
+	registry_lock();
+	for (uint32_t i = 0; i < CALLER_PROBES; i++) {
+		caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
+		if (e->ra == key) {
+			if (!walk_entry_offset(w))
+				w |= (uint64_t)walk_entry_offset(e->walk) << 32;
+			/* A frame whose size differs between walks (alloca) is always
+			 * unwound: its step becomes one no walk takes. */
+			uint32_t was = walk_step(e->walk);
+			if (was == WALK_STEP_VARIES || (was && was != walk_step(w)))
+				w = (w & ~0xffffffffull) | WALK_STEP_VARIES;
+			__atomic_store_n(&e->walk, w, __ATOMIC_RELAXED);
+			break;
+		}
+		if (e->ra == 0) {
+			__atomic_store_n(&e->walk, w, __ATOMIC_RELAXED);
+			__atomic_store_n(&e->ra, key, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	registry_unlock();
+}
+
+/* Where a tagged call's return address lies above tag_walk()'s frame: an entry
+ * keyed by the tag's address, its slot field the offset. */
+constexpr uintptr_t CALLER_TAG_KEY = 3ull << 62;	/* no mark (1 << 63 alone) nor caller */
+
+void remember_tag_offset(const void *tag, uint32_t offset)
+{
+	if (in_fork_window() || !offset)
+		return;
+	uintptr_t key = ((uintptr_t)tag & CALLER_ADDR_MASK) | CALLER_TAG_KEY;
+	uint32_t h = caller_hash((uintptr_t)tag);
+	registry_lock();
+	for (uint32_t i = 0; i < CALLER_PROBES; i++) {
+		caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
+		if (e->ra == key || e->ra == 0) {
+			__atomic_store_n(&e->slot, offset, __ATOMIC_RELAXED);
+			__atomic_store_n(&e->ra, key, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	registry_unlock();
+}
+
+/* The unwinder's walk, kept in the table for the next ones. A tagged call (known_ra
+ * 0) is charged with tag_via when no frame names a wrapper (it was inlined). */
+[[gnu::noinline]] uint32_t learn_walk(uintptr_t known_ra, uintptr_t base,
+				      const void *tag = nullptr, uint32_t tag_via = 0)
+{
+	unwound_path p;
+	if (!unwind_from(known_ra, base, p)) {
+		if (!known_ra)
+			return overflow_slot();
+		/* No way out: charged to the wrapper's own line, with its name. */
+		uint32_t via = wrapper_at(known_ra - 1);
+		if (via == WRAPPER_TRANSPARENT)
+			via = 0;
+		return slot_for_key((known_ra & CALLER_ADDR_MASK) | (uintptr_t)via << CALLER_VIA_SHIFT,
+				    known_ra, via);
+	}
+	for (int i = 0; i < p.nr; i++)
+		remember_wrapper(p.frames[i].ra, walk_word(p.frames[i].step,
+							   i == 0 && known_ra ? p.entry_offset : 0,
+							   p.frames[i].via));
+	if (tag)
+		remember_tag_offset(tag, p.entry_offset);
+	uint32_t via = p.caller.via ? p.caller.via : tag_via;
+	if (via == WRAPPER_TRANSPARENT)
+		via = 0;
+	return slot_for_key((p.caller.ra & CALLER_ADDR_MASK) | (uintptr_t)via << CALLER_VIA_SHIFT,
+			    p.caller.ra, via);
+}
+
+} /* namespace */
+
+/*
+ * An allocation whose return address known_ra is a wrapper's (entry: its mark, or
+ * null). Known frames are stepped over with the walk words of the table: from this
+ * function's frame to known_ra's slot (checked: it must hold known_ra), then from slot
+ * to slot, each return address found by one probe, until a caller outside; anything
+ * unknown, or not as remembered, is unwound and learnt.
+ */
+namespace {
+
+/* From the slot of a wrapper's return address, whose walk word is w, up: the caller's
+ * slot, or 0 when a frame is not known. */
+inline uint32_t step_out(uintptr_t base, uintptr_t slot, uint64_t w, uint32_t via)
+{
+	for (int depth = 0; depth < CALLER_MAX_WALK; depth++) {
+		uint32_t step = walk_step(w);
+		if (!step)
+			break;
+		slot += step;
+		if (slot - base >= WALK_MAX_STACK)
+			break;
+		uintptr_t ra = *(const uintptr_t *)slot;
+		uintptr_t want = (ra & CALLER_ADDR_MASK) | (uintptr_t)via << CALLER_VIA_SHIFT;
+		uintptr_t mark = ra | CALLER_IN_WRAPPER;
+		uint32_t h = caller_hash(ra);
+		const caller_entry *next = nullptr;
+		for (uint32_t i = 0; i < CALLER_PROBES; i++) {
+			const caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
+			uintptr_t key = __atomic_load_n(&e->ra, __ATOMIC_ACQUIRE);
+			if (key == want)
+				return e->slot;
+			if (key == mark) {
+				next = e;
+				break;
+			}
+			if (key == 0)
+				break;
+		}
+		if (!next)
+			break;
+		w = __atomic_load_n(&next->walk, __ATOMIC_RELAXED);
+		uint32_t v = walk_via(w);
+		if (v && v != WRAPPER_TRANSPARENT)
+			via = v;
+	}
+	return 0;
+}
+
+/* A named wrapper's id, 0 for none or a transparent one. */
+inline uint32_t named(uint32_t via)
+{
+	return via == WRAPPER_TRANSPARENT ? 0 : via;
+}
+
+} /* namespace */
+
+[[gnu::noinline]] uint32_t walk_from(uintptr_t known_ra, const caller_entry *entry)
+{
+	uintptr_t base = (uintptr_t)__builtin_frame_address(0);
+	if (entry) {
+		uint64_t w = __atomic_load_n(&entry->walk, __ATOMIC_RELAXED);
+		uint32_t off = walk_entry_offset(w);
+		uintptr_t slot = base + off;
+		if (off && *(const uintptr_t *)slot == known_ra)
+			if (uint32_t s = step_out(base, slot, w, named(walk_via(w))))
+				return s;
+	}
+	return learn_walk(known_ra, base);
+}
+
+/*
+ * A tagged call inside a declared wrapper: the tag's entry says where the return
+ * address into the program lies above this frame; what it holds is looked up (a
+ * wrapper's mark, or the caller itself when the wrapper was inlined into it).
+ */
+[[gnu::noinline]] static uint32_t tag_walk(const void *tag, uint32_t tag_via)
+{
+	uintptr_t base = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t key = ((uintptr_t)tag & CALLER_ADDR_MASK) | CALLER_TAG_KEY;
+	uint32_t h = caller_hash((uintptr_t)tag), off = 0;
+	for (uint32_t i = 0; i < CALLER_PROBES; i++) {
+		const caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
+		uintptr_t k = __atomic_load_n(&e->ra, __ATOMIC_ACQUIRE);
+		if (k == key) {
+			off = __atomic_load_n(&e->slot, __ATOMIC_RELAXED);
+			break;
+		}
+		if (k == 0)
+			break;
+	}
+	if (off) {
+		uintptr_t slot = base + off, ra = *(const uintptr_t *)slot;
+		uintptr_t want = (ra & CALLER_ADDR_MASK) | (uintptr_t)named(tag_via) << CALLER_VIA_SHIFT;
+		uintptr_t mark = ra | CALLER_IN_WRAPPER;
+		uint32_t hr = caller_hash(ra);
+		for (uint32_t i = 0; i < CALLER_PROBES; i++) {
+			const caller_entry *e = &g_callers[(hr + i) & (CALLER_TABLE_SIZE - 1)];
+			uintptr_t k = __atomic_load_n(&e->ra, __ATOMIC_ACQUIRE);
+			if (k == want)
+				return e->slot;
+			if (k == mark) {
+				uint64_t w = __atomic_load_n(&e->walk, __ATOMIC_RELAXED);
+				uint32_t via = named(walk_via(w)) ? named(walk_via(w)) : named(tag_via);
+				if (uint32_t s = step_out(base, slot, w, via))
+					return s;
+				break;
+			}
+			if (k == 0)
+				break;
+		}
+	}
+	return learn_walk(0, base, tag, tag_via);
+}
+
+uint32_t caller_slot_slow(uintptr_t ra)
+{
+	if (wrappers_declared() && !in_fork_window()) {
+		busy_guard guard;
+		if (wrapper_at(ra - 1))
+			return walk_from(ra, nullptr);
+	}
+	return slot_for_key(ra, ra, 0);
+}
+
+uint32_t wrapped_tag_slot(const void *tag, uint32_t tag_via)
+{
+	return tag_walk(tag, tag_via);
 }
 
 void caller_tags_forget(uintptr_t lo, uintptr_t hi)
 {
 	for (uint32_t i = 0; i < CALLER_TABLE_SIZE; i++) {
 		caller_entry *e = &g_callers[i];
-		if (e->ra >= lo && e->ra < hi && e->ra > CALLER_TOMBSTONE)
+		uintptr_t addr = e->ra & CALLER_ADDR_MASK;
+		if (addr >= lo && addr < hi && e->ra > CALLER_TOMBSTONE)	/* tags' keys too */
 			__atomic_store_n(&e->ra, CALLER_TOMBSTONE, __ATOMIC_RELEASE);
 	}
 }

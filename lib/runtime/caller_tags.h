@@ -8,6 +8,16 @@
  * without locks: an entry's slot is written before its key (release), and keys are
  * never changed except to a tombstone when their object is unloaded. The number of
  * distinct callers is bounded; beyond the bound callers share the overflow tag.
+ *
+ * A key is a return address (its low 48 bits) and, above them, what the address
+ * stands for: a return address inside a wrapper (declared, or the standard
+ * libraries) has the key ra | CALLER_IN_WRAPPER, its mark, which the inline probe
+ * never matches, so only allocations made inside wrappers pay for walking out of
+ * them (walk_from()); the mark's walk word says how to step over the wrapper's
+ * frame. The caller found has the key ra | via << 48, a tag of its own with a
+ * " via:" token (via 0 for the standard libraries: the plain key). A tagged call
+ * inside a wrapper keeps, under its tag's address with the top two bits set, where
+ * its return address lies above the walker's frame.
  */
 #ifndef ALLOCINFO_CALLER_TAGS_H
 #define ALLOCINFO_CALLER_TAGS_H
@@ -18,8 +28,15 @@ namespace allocinfo {
 
 struct caller_entry {
 	uintptr_t ra;		/* 0 empty, 1 tombstone */
-	uint32_t slot;
-	uint32_t unused;
+	union {
+		struct {
+			uint32_t slot;
+			uint32_t unused;
+		};
+		/* A wrapper's return address (ra | CALLER_IN_WRAPPER): how a walk steps
+		 * over its frame, written whole (see walk_word()). */
+		uint64_t walk;
+	};
 };
 
 constexpr uint32_t CALLER_TABLE_BITS = 17;
@@ -27,6 +44,9 @@ constexpr uint32_t CALLER_TABLE_SIZE = 1u << CALLER_TABLE_BITS;
 constexpr uint32_t CALLER_LIMIT = 16384;	/* distinct caller tags */
 constexpr uint32_t CALLER_PROBES = 16;
 constexpr uintptr_t CALLER_TOMBSTONE = 1;
+constexpr uintptr_t CALLER_ADDR_MASK = (1ull << 48) - 1;
+constexpr uintptr_t CALLER_IN_WRAPPER = 1ull << 63;
+constexpr unsigned CALLER_VIA_SHIFT = 48;
 
 extern caller_entry *g_callers HIDDEN;
 
@@ -50,6 +70,13 @@ static inline uint32_t caller_slot(uintptr_t ra)
 		return e->slot;
 	return caller_slot_probe(ra);	/* hashes again: nothing kept live */
 }
+
+/* An allocation made inside a declared wrapper, from return address known_ra (its
+ * mark entry in hand, or null): the slot of its first caller outside every wrapper. */
+uint32_t walk_from(uintptr_t known_ra, const caller_entry *entry) HIDDEN;
+/* The same for a tagged call inside wrapper tag_via (its tag's address: tag). */
+uint32_t wrapped_tag_slot(const void *tag, uint32_t tag_via) HIDDEN;
+constexpr int CALLER_MAX_WALK = 64;	/* frames */
 
 /* Start-up: maps the table. */
 bool caller_tags_init() HIDDEN;

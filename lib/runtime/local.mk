@@ -18,8 +18,14 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/cpu_shard.h lib/runtime/cpu_shard.cpp \
 	lib/store/store.h lib/store/store.cpp \
 	lib/store/store_file.h lib/store/store_file.cpp \
+	lib/runtime/plain_vector.h lib/runtime/plain_map.h \
 	lib/runtime/registry.h lib/runtime/registry.cpp \
 	lib/runtime/caller_tags.h lib/runtime/caller_tags.cpp \
+	lib/runtime/bare_name.h lib/runtime/bare_name.cpp \
+	lib/runtime/wrappers.h lib/runtime/wrappers.cpp \
+	lib/runtime/frames.h lib/runtime/frames.cpp \
+	lib/runtime/pointer_info.cpp \
+	lib/runtime/allocators.h lib/runtime/allocators.cpp \
 	lib/runtime/small_heap.h lib/runtime/small_heap.cpp \
 	lib/runtime/introspection.cpp \
 	lib/runtime/alloc.h lib/runtime/alloc.cpp \

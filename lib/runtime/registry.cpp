@@ -17,9 +17,13 @@
 #include <sched.h>
 #include <time.h>
 
+#include "backend.h"
+#include "bare_name.h"
 #include "caller_tags.h"
 #include "plain_vector.h"
+#include "small_heap.h"
 #include "store.h"
+#include "wrappers.h"
 
 /* The sections every instrumented object has; allocinfo_register_tags() is exported. */
 extern "C" EXPORT void allocinfo_register_tags(struct alloc_tag *start, struct alloc_tag *stop);
@@ -113,9 +117,30 @@ bool wait_for_lookups()
 	return false;
 }
 
-/* Gives tag t (of module m) a slot and publishes it. Registry lock held. */
+/* A static tag inside a declared wrapper (wrappers.h) keeps no slot: each allocation
+ * through it is charged to the wrapper's caller. The library marks it in its flags,
+ * with the wrapper's id above. */
+constexpr unsigned TAG_F_IN_WRAPPER = 0x80000000u;
+constexpr unsigned TAG_WRAPPER_SHIFT = 16;
+
+/* Gives tag t (of module m) a slot and publishes it; 0 for a tag inside a declared
+ * wrapper, which it marks. Registry lock held. */
 uint32_t assign_slot(alloc_tag *t, module *m)
 {
+	if (wrappers_declared() && !(t->flags & ALLOC_TAG_F_SCOPE)) {
+		/* Wrappers are matched by the bare name (the store keeps the full one). */
+		char bare[256];
+		const char *fn = t->func ? t->func : "??";
+		if (t->flags & ALLOC_TAG_F_CXX) {
+			cxx_bare_name(fn, bare, sizeof(bare));
+			fn = bare;
+		}
+		if (uint32_t id = wrapper_named(fn)) {
+			__atomic_store_n(&t->flags, (t->flags & 0xffffu) | TAG_F_IN_WRAPPER |
+					 id << TAG_WRAPPER_SHIFT, __ATOMIC_RELEASE);
+			return ALLOCINFO_TAG_NONE;
+		}
+	}
 	uint32_t slot = slot_alloc();
 	if (!slot) {
 		slot = g_overflow_slot;
@@ -206,17 +231,36 @@ void registry_init()
 	ssize_t n = readlink("/proc/self/exe", g_exe_path, sizeof(g_exe_path) - 1);
 	g_exe_path[n > 0 ? n : 0] = '\0';
 	busy_guard guard;
+	wrappers_init();
 	g_free_slots = new plain_vector<uint32_t>();
 	g_unloaded_slots = new plain_vector<uint32_t>();
 	/* The overflow tag stands for call sites beyond the store's capacity. */
 	g_store.hdr->exe_off = store_intern(g_exe_path);
+	/* Readers find blocks in it (allocinfo --addr). */
+	g_store.hdr->small_base = g_fast.small_base != small::NO_BASE ? g_fast.small_base : 0;
+	g_store.hdr->small_len_at = (uint64_t)(uintptr_t)&g_fast.small_len;
+	/* glibc's chunk headers, which readers check, only over glibc's allocator. */
+	g_store.hdr->block_layout =
+		!RECORD_ALWAYS && backend::g_underneath == backend::underneath::glibc
+			? ALLOCINFO_BLOCKS_GLIBC : 0;
 	g_overflow_slot = g_next_slot++;
 	store_publish_tag(g_overflow_slot, ALLOCINFO_TAGF_OVERFLOW, store_intern("??"),
 			  store_intern("other_call_sites"), store_intern(g_exe_path), 0, 0);
 }
 
+/* An allocation at a tag inside a declared wrapper. */
+[[gnu::noinline]] static uint32_t wrapped_tag_slot(const alloc_tag *t)
+{
+	if (in_fork_window())
+		return g_overflow_slot;
+	uint32_t flags = __atomic_load_n(&t->flags, __ATOMIC_ACQUIRE);
+	return wrapped_tag_slot(t, (flags >> TAG_WRAPPER_SHIFT) & WRAPPER_MAX_IDS);
+}
+
 uint32_t register_tag(const alloc_tag *ct)
 {
+	if (__atomic_load_n(&ct->flags, __ATOMIC_RELAXED) & TAG_F_IN_WRAPPER)
+		return wrapped_tag_slot(ct);
 	if (in_fork_window())
 		return g_overflow_slot;	/* registered on a later call */
 	auto *t = const_cast<alloc_tag *>(ct);
@@ -226,9 +270,11 @@ uint32_t register_tag(const alloc_tag *ct)
 		strcpy(oi.path, "??");
 	registry_lock();
 	uint32_t slot = __atomic_load_n(&t->index, __ATOMIC_ACQUIRE);
-	if (!slot)
+	if (!slot && !(t->flags & TAG_F_IN_WRAPPER))
 		slot = assign_slot(t, module_get(oi));
 	registry_unlock();
+	if (!slot)
+		return wrapped_tag_slot(t);
 	return slot;
 }
 
@@ -279,6 +325,7 @@ void scan_unloaded()
 			g_unloaded_slots->push_back(slot);
 		}
 		caller_tags_forget(m->lo, m->hi);
+		wrappers_forget(m->lo, m->hi);
 		/* Unlinked, its own `next` kept for a lookup standing on it. */
 		__atomic_store_n(pp, m->next, __ATOMIC_RELEASE);
 		(void)gone.push_back(m);	/* without memory to note it, it stays allocated */
@@ -354,7 +401,7 @@ extern "C" void allocinfo_register_tags(struct alloc_tag *start, struct alloc_ta
 	registry_lock();
 	module *m = module_get(oi);
 	for (alloc_tag *t = start; t < stop; t++)
-		if (!__atomic_load_n(&t->index, __ATOMIC_ACQUIRE))
+		if (!__atomic_load_n(&t->index, __ATOMIC_ACQUIRE) && !(t->flags & TAG_F_IN_WRAPPER))
 			assign_slot(t, m);
 	registry_unlock();
 }

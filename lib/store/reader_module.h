@@ -25,6 +25,17 @@ struct allocinfo_bpf_iter_args {
 	const char *pin_path;	/* where the iterator's link is pinned */
 };
 
+/* A tag's names as allocinfo_pointer_info() gives them: its struct allocinfo_ptr_info's
+ * fields (allocinfo.h), sizes included, which the library checks. */
+struct allocinfo_reader_tag_names {
+	unsigned int line;
+	char file[256];
+	char func[256];
+	char module[128];
+	char via[128];
+	char allocator[64];
+};
+
 struct allocinfo_reader_v1 {
 	uint32_t size;	/* sizeof(struct allocinfo_reader_v1) of the module's build */
 	/* Renders the store mapped at [store, store + size) (NULL: no store, an empty
@@ -38,6 +49,11 @@ struct allocinfo_reader_v1 {
 	/* Loads the report iterator bound to the maps and pins it; 0 or an errno
 	 * value. NULL in a build without BPF support. */
 	int (*bpf_load_iterator)(const struct allocinfo_bpf_iter_args *args);
+	/* Names slot `slot` of this process's live store at `store` as the report does
+	 * (caller tags symbolized), allocator "malloc" when the tag has none; out is
+	 * left as it is for a slot it cannot read. For allocinfo_pointer_info(). */
+	void (*name_pointer_tag)(const void *store, size_t size, uint32_t slot,
+				 struct allocinfo_reader_tag_names *out);
 };
 
 #define ALLOCINFO_READER_SYMBOL "allocinfo__reader_v1"

@@ -62,7 +62,9 @@ void layout(allocinfo_store_header *h, uint32_t nr_shards, uint32_t capacity)
 			    page_round((size_t)capacity * sizeof(allocinfo_store_tag));
 	h->strings_capacity = STORE_STRINGS_CAPACITY;
 	h->strings_used = 1;	/* offset 0 means "no string" */
-	h->counters_offset = h->strings_offset + STORE_STRINGS_CAPACITY;
+	h->ext_offset = h->strings_offset + STORE_STRINGS_CAPACITY;
+	h->counters_offset = h->ext_offset +
+			     page_round((size_t)capacity * sizeof(allocinfo_store_tag_ext));
 	h->cpu_stride = (uint64_t)capacity * sizeof(allocinfo_counter);
 	h->total_size = h->counters_offset + (uint64_t)nr_shards * h->cpu_stride;
 	h->nr_tags = ALLOCINFO_TAG_FIRST;
@@ -82,6 +84,7 @@ void attach(char *base, size_t size)
 	g_store.hdr = reinterpret_cast<allocinfo_store_header *>(base);
 	g_store.tags = reinterpret_cast<allocinfo_store_tag *>(base + g_store.hdr->tags_offset);
 	g_store.strings = base + g_store.hdr->strings_offset;
+	g_store.ext = reinterpret_cast<allocinfo_store_tag_ext *>(base + g_store.hdr->ext_offset);
 	g_store.counters = base + g_store.hdr->counters_offset;
 	g_store.shard_shift = (uint32_t)__builtin_ctzll(g_store.hdr->cpu_stride);
 }
@@ -215,7 +218,8 @@ uint32_t store_intern(const char *s)
 }
 
 void store_publish_tag(uint32_t slot, uint32_t flags, uint32_t file_off, uint32_t func_off,
-		       uint32_t module_off, uint32_t line, uint64_t addr)
+		       uint32_t module_off, uint32_t line, uint64_t addr, uint32_t via_off,
+		       uint32_t allocator_off)
 {
 	allocinfo_store_tag *t = &g_store.tags[slot];
 	uint32_t seq = t->seq;
@@ -226,6 +230,8 @@ void store_publish_tag(uint32_t slot, uint32_t flags, uint32_t file_off, uint32_
 	t->module_off = module_off;
 	t->line = line;
 	t->addr = addr;
+	g_store.ext[slot].via_off = via_off;
+	g_store.ext[slot].allocator_off = allocator_off;
 	t->flags = flags | ALLOCINFO_TAGF_USED;
 	__atomic_store_n(&t->seq, seq + 2, __ATOMIC_RELEASE);
 	allocinfo_store_header *h = g_store.hdr;
@@ -262,6 +268,7 @@ void store_clear_tag(uint32_t slot)
 	t->flags = 0;
 	t->file_off = t->func_off = t->module_off = t->line = 0;
 	t->addr = 0;
+	g_store.ext[slot] = allocinfo_store_tag_ext{};
 	__atomic_store_n(&t->seq, seq + 2, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&g_store.hdr->generation, 1, __ATOMIC_RELEASE);
 	store_bpf_tag_cleared(slot);
@@ -393,6 +400,7 @@ void store_fork_child()
 	uint32_t nr = h->nr_tags;
 	memcpy(dst + h->tags_offset, g_store.tags, (size_t)nr * sizeof(allocinfo_store_tag));
 	memcpy(dst + h->strings_offset, g_store.strings, h->strings_used);
+	memcpy(dst + h->ext_offset, g_store.ext, (size_t)nr * sizeof(allocinfo_store_tag_ext));
 	for (uint32_t shard = 0, n = shards_in_use(); shard < n; shard++) {
 		size_t off = h->counters_offset + ((size_t)shard << g_store.shard_shift);
 		memcpy(dst + off, g_store.base + off, (size_t)nr * sizeof(allocinfo_counter));

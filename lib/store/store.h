@@ -20,6 +20,7 @@ struct store {
 	allocinfo_store_header *hdr = nullptr;
 	allocinfo_store_tag *tags = nullptr;
 	char *strings = nullptr;
+	allocinfo_store_tag_ext *ext = nullptr;	/* tokens of each slot */
 	char *counters = nullptr;
 	uint32_t shard_shift = 0;		/* log2 of the header's cpu_stride */
 	uint32_t cpu_shard_first = 0;		/* shards [1, this) belong to threads */
@@ -53,9 +54,11 @@ bool store_create(store_kind requested) HIDDEN;
 /* Appends a string (deduplicated); returns its offset, or 0 if the area is full. */
 uint32_t store_intern(const char *s) HIDDEN;
 
-/* Writes slot `slot` under its seqlock and publishes it. */
+/* Writes slot `slot` (and its tokens, string offsets) under its seqlock and
+ * publishes it. */
 void store_publish_tag(uint32_t slot, uint32_t flags, uint32_t file_off, uint32_t func_off,
-		       uint32_t module_off, uint32_t line, uint64_t addr) HIDDEN;
+		       uint32_t module_off, uint32_t line, uint64_t addr, uint32_t via_off = 0,
+		       uint32_t allocator_off = 0) HIDDEN;
 void store_set_tag_flags(uint32_t slot, uint32_t set, uint32_t clear) HIDDEN;
 /* Frees a slot: zeroes its counters in every shard and marks it unused. */
 void store_clear_tag(uint32_t slot) HIDDEN;

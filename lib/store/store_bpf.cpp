@@ -664,6 +664,7 @@ bool store_bpf_fork_child()
 	memcpy(dst, g_store.base, 4096);
 	memcpy(dst + h->tags_offset, g_store.tags, (size_t)nr * sizeof(allocinfo_store_tag));
 	memcpy(dst + h->strings_offset, g_store.strings, h->strings_used);
+	memcpy(dst + h->ext_offset, g_store.ext, (size_t)nr * sizeof(allocinfo_store_tag_ext));
 	size_t stride = (size_t)g_bpf.capacity * sizeof(allocinfo_counter);
 	for (uint32_t shard = 0, n = shards_in_use(); shard < n; shard++)
 		memcpy(static_cast<char *>(b) + shard * stride, g_store.counters + shard * stride,

@@ -9,6 +9,8 @@
  *   [0, header_size)                 struct allocinfo_store_header
  *   [tags_offset, +tag_capacity*32)   struct allocinfo_store_tag[tag_capacity]
  *   [strings_offset, +strings_capacity) NUL-terminated strings, append-only
+ *   [ext_offset, +tag_capacity*8)    struct allocinfo_store_tag_ext[tag_capacity]
+ *                                    (0 in stores of older writers: no tokens)
  *   [counters_offset, +nr_cpus*cpu_stride)
  *                                    struct allocinfo_counter[nr_cpus][tag_capacity]
  *
@@ -47,6 +49,9 @@
 #define ALLOCINFO_TAGF_SCOPE     0x10u /* defined by ALLOC_TAG_SCOPE() */
 #define ALLOCINFO_TAGF_OVERFLOW  0x20u /* stands for callers beyond the bound */
 
+/* allocinfo_store_header.block_layout */
+#define ALLOCINFO_BLOCKS_GLIBC   0x1u  /* blocks with a record are glibc's chunks */
+
 /* allocinfo_store_header.state */
 #define ALLOCINFO_STATE_LIVE     1u
 #define ALLOCINFO_STATE_EXITED   2u
@@ -75,7 +80,14 @@ struct allocinfo_store_header {
 	uint32_t shards_used;        /* shards [0, shards_used) may be nonzero; grows,
 				      * release-stored; 0 (older writers): all of them */
 	uint32_t reserved32;
-	uint64_t reserved[7];
+	uint64_t ext_offset;         /* struct allocinfo_store_tag_ext[tag_capacity], or
+				      * 0: no slot has tokens */
+	uint64_t small_base;         /* the process's small-block heap (an address in
+				      * it), 0 none: for finding blocks from outside */
+	uint64_t block_layout;       /* ALLOCINFO_BLOCKS_*: what else readers may check */
+	uint64_t small_len_at;       /* where in the process the heap's mapped length is
+				      * (a uint64_t that grows), 0 none */
+	uint64_t reserved[3];
 };
 
 /* One tag: 32 bytes. A slot being rewritten has an odd seq (a seqlock). */
@@ -87,6 +99,15 @@ struct allocinfo_store_tag {
 	uint32_t module_off;         /* path of the ELF object; reports show its basename */
 	uint32_t line;
 	uint64_t addr;               /* dynamic tags: the call's address, link-time vaddr */
+};
+
+/* What a tag is besides its site, shown as trailing tokens: " via:NAME" (the
+ * declared wrapper its allocations passed through) and " allocator:NAME" (an
+ * allocator of the program's own). String offsets, 0 = none. Written with the slot,
+ * under its seqlock. */
+struct allocinfo_store_tag_ext {
+	uint32_t via_off;
+	uint32_t allocator_off;
 };
 
 /* One tag's counter in one shard. Sums over shards give the live bytes and calls. */

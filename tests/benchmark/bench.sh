@@ -20,6 +20,8 @@
 #   heaptrack  the baseline binary under heaptrack, when it is installed
 #   cb1, cb3   as on, with ALLOCINFO_CALLBACKS=libcallbacksempty.so: one pair of
 #              empty pre and post callbacks, or three chained (their own rows)
+#   onwrap, preloadwrap   as on and preload, with the program's wrapper declared in
+#              ALLOCINFO_WRAPPERS (the "declared wrappers" rows only)
 #
 # Time: runs of the variants are interleaved, repeated, and compared by their median
 # (the ratio of minimums is printed too). Single-threaded rows compare CPU time per
@@ -74,6 +76,9 @@ run() {
 	on) ALLOCINFO=1 "$B/${prog}_tagged" "$@" ;;
 	preload) ALLOCINFO=1 LD_PRELOAD=$LIB "$B/${prog}_plain" "$@" ;;
 	glheap) ALLOCINFO=1 ALLOCINFO_HEAP=glibc "$B/${prog}_tagged" "$@" ;;
+	onwrap) ALLOCINFO=1 ALLOCINFO_WRAPPERS=bench_xmalloc "$B/${prog}_tagged" "$@" ;;
+	preloadwrap) ALLOCINFO=1 ALLOCINFO_WRAPPERS=bench_xmalloc LD_PRELOAD=$LIB \
+		"$B/${prog}_plain" "$@" ;;
 	record) LD_PRELOAD=$RECORD "$B/${prog}_plain" "$@" ;;
 	trailer) LD_PRELOAD=$TRAILER "$B/${prog}_plain" "$@" ;;
 	cb1) ALLOCINFO=1 ALLOCINFO_CALLBACKS=$CALLBACKS BENCH_CALLBACKS=1 "$B/${prog}_tagged" "$@" ;;
@@ -210,6 +215,8 @@ HT_ARGS=$((4 / scale + 1)) measure ctree "$all" ctree $((40 / scale))
 HT_ARGS=$((4 / scale + 1)) measure cxx "$all" cxx $((40 / scale))
 HT_ARGS=$((100000 / scale)) measure prodcons "$all" prodcons $((2000000 / scale))
 HT_ARGS=$((4 / scale + 1)) measure interp "$all" interp $((30 / scale))
+echo "  declared wrappers" >&2
+measure wrapped "base on onwrap preload preloadwrap" wrapped 32 $((2000000 / scale))
 
 line_of '%-34s %-14s %-16s%-16s%-16s%-16s%-16s%-16s%-16s' "workload" "base" "ALLOCINFO=0" \
 	"on (tagged)" "on (LD_PRELOAD)" "on, glibc heap" "record only" "8 B at end" "heaptrack"
@@ -269,6 +276,18 @@ for size in 32 4096; do
 		"on $(cb_ratio "cbpairs-$size" on)" "1 cb $(cb_ratio "cbpairs-$size" cb1)" \
 		"3 cb $(cb_ratio "cbpairs-$size" cb3)"
 done
+
+# Declared wrappers: a pair through the program's own wrapper, undeclared and declared
+# (each allocation then walks out of the wrapper to its caller).
+wrap_cell() {	# wrap_cell VARIANT -> "N ns (R.RRx)"
+	local m mn bm bmin
+	read -r bm bmin < <(get wrapped base cpu)
+	read -r m mn < <(get wrapped "$1" cpu)
+	awk -v m="$m" -v b="$bm" 'BEGIN { if (b > 0 && m != "nan") printf "%-16s", sprintf("%.1f ns %.2fx", m, m / b); else printf "%-16s", "-" }'
+}
+line_of '%-34s %-14s %s%s%s%s' "wrapper pair 32 B: on, declared" \
+	"$(get wrapped base cpu | awk '{ printf "%.1f ns/pair", $1 }')" "$(wrap_cell on)" \
+	"$(wrap_cell onwrap)" "$(wrap_cell preload)" "$(wrap_cell preloadwrap)"
 
 # 3. instructions per pair (callgrind): the difference between two run lengths, so
 # start-up and exit cancel out. The path counted is the one that runs natively.
@@ -406,6 +425,9 @@ malloc_trim(0) (MiB more than the baseline).
 Record only: the baseline with a 16-byte header on every block and no counting;
 the distance from it to the "on" columns is what counting itself costs. 8 B at end:
 the baseline with 8 bytes more at the end of every block instead, and no counting.
+Wrapper row: a malloc/free pair through a wrapper of the program's own, CPU time
+per pair and ratio to base: tagged build undeclared, then with ALLOCINFO_WRAPPERS
+naming it; preloaded undeclared, then declared (the cells are absolute here).
 Report rows: time of one allocinfo_print() to /dev/null, per tag, and one
 `allocinfo -p PID` when the CLI is built. Callback rows: the pair with no callback
 registered ("on"), with one pair of empty pre and post callbacks, and with three

@@ -15,6 +15,7 @@ BENCH_PROGS = \
 	tests/benchmark/memory_tagged tests/benchmark/memory_plain \
 	tests/benchmark/interp_tagged tests/benchmark/interp_plain \
 	tests/benchmark/phase_tagged tests/benchmark/phase_plain \
+	tests/benchmark/wrapped_tagged tests/benchmark/wrapped_plain \
 	tests/benchmark/report_10 tests/benchmark/report_100 \
 	tests/benchmark/report_1000 tests/benchmark/report_10000 \
 	tests/benchmark/spawn
@@ -91,6 +92,12 @@ tests_benchmark_phase_tagged_LDADD = $(BENCH_LIBS)
 tests_benchmark_phase_tagged_LDFLAGS = $(BENCH_LINK)
 tests_benchmark_phase_plain_SOURCES = tests/benchmark/phase.c tests/benchmark/bench.h
 tests_benchmark_phase_plain_CPPFLAGS = $(BENCH_PLAIN_CPP)
+tests_benchmark_wrapped_tagged_SOURCES = tests/benchmark/wrapped.c tests/benchmark/bench.h
+tests_benchmark_wrapped_tagged_CPPFLAGS = $(AM_CPPFLAGS)
+tests_benchmark_wrapped_tagged_LDADD = $(BENCH_LIBS)
+tests_benchmark_wrapped_tagged_LDFLAGS = $(BENCH_LINK)
+tests_benchmark_wrapped_plain_SOURCES = tests/benchmark/wrapped.c tests/benchmark/bench.h
+tests_benchmark_wrapped_plain_CPPFLAGS = $(BENCH_PLAIN_CPP)
 
 # The report's cost against its number of tags: one program per size, its call
 # sites generated.

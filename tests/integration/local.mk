@@ -101,3 +101,59 @@ endif
 TESTS += tests/integration/underneath.sh
 endif
 EXTRA_DIST += tests/integration/underneath.sh
+# Declared wrappers (ALLOCINFO_WRAPPERS): a library of nested wrappers reached through
+# function pointers, and a program of the same, each built without and with the header.
+check_LTLIBRARIES += tests/integration/libwrapfix_plain.la tests/integration/libwrapfix_tagged.la
+WRAPFIX_SRC = tests/integration/wrappers_lib.c tests/integration/wrappers_lib.h
+tests_integration_libwrapfix_plain_la_SOURCES = $(WRAPFIX_SRC)
+tests_integration_libwrapfix_plain_la_CFLAGS = $(AM_CFLAGS) -g -O2
+tests_integration_libwrapfix_plain_la_LDFLAGS = -rpath /nowhere -avoid-version -module
+tests_integration_libwrapfix_tagged_la_SOURCES = $(WRAPFIX_SRC)
+tests_integration_libwrapfix_tagged_la_CPPFLAGS = $(AM_CPPFLAGS) -include allocinfo.h
+tests_integration_libwrapfix_tagged_la_CFLAGS = $(AM_CFLAGS) -g -O2
+tests_integration_libwrapfix_tagged_la_LDFLAGS = -rpath /nowhere -avoid-version -module
+check_PROGRAMS += tests/integration/wrappers_prog_plain tests/integration/wrappers_prog_tagged
+tests_integration_wrappers_prog_plain_SOURCES = tests/integration/wrappers_prog.c \
+	tests/integration/wrappers_lib.h
+tests_integration_wrappers_prog_plain_CFLAGS = $(AM_CFLAGS) -g -O2
+tests_integration_wrappers_prog_plain_LDADD = $(DL_LIBS)
+tests_integration_wrappers_prog_tagged_SOURCES = tests/integration/wrappers_prog.c \
+	tests/integration/wrappers_lib.h
+tests_integration_wrappers_prog_tagged_CPPFLAGS = $(AM_CPPFLAGS) -include allocinfo.h
+tests_integration_wrappers_prog_tagged_CFLAGS = $(AM_CFLAGS) -g -O2
+tests_integration_wrappers_prog_tagged_LDADD = $(TEST_LDADD) $(DL_LIBS)
+tests_integration_wrappers_prog_tagged_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/integration/wrappers.sh
+EXTRA_DIST += tests/integration/wrappers.sh
+
+# The standard libraries as wrappers: one C++ program at -O0 and -O2, with and without
+# the header.
+check_PROGRAMS += tests/integration/stdlib_prog_O0_plain tests/integration/stdlib_prog_O2_plain \
+	tests/integration/stdlib_prog_O0_tagged tests/integration/stdlib_prog_O2_tagged
+tests_integration_stdlib_prog_O0_plain_SOURCES = tests/integration/stdlib_prog.cpp
+tests_integration_stdlib_prog_O0_plain_CXXFLAGS = $(AM_CXXFLAGS) -g -O0
+tests_integration_stdlib_prog_O0_plain_LDADD = $(DL_LIBS)
+tests_integration_stdlib_prog_O2_plain_SOURCES = tests/integration/stdlib_prog.cpp
+tests_integration_stdlib_prog_O2_plain_CXXFLAGS = $(AM_CXXFLAGS) -g -O2
+tests_integration_stdlib_prog_O2_plain_LDADD = $(DL_LIBS)
+tests_integration_stdlib_prog_O0_tagged_SOURCES = tests/integration/stdlib_prog.cpp
+tests_integration_stdlib_prog_O0_tagged_CPPFLAGS = $(AM_CPPFLAGS) -include allocinfo.h
+tests_integration_stdlib_prog_O0_tagged_CXXFLAGS = $(AM_CXXFLAGS) -g -O0
+tests_integration_stdlib_prog_O0_tagged_LDADD = $(TEST_LDADD) $(DL_LIBS)
+tests_integration_stdlib_prog_O0_tagged_LDFLAGS = $(TEST_LINK_FLAGS)
+tests_integration_stdlib_prog_O2_tagged_SOURCES = tests/integration/stdlib_prog.cpp
+tests_integration_stdlib_prog_O2_tagged_CPPFLAGS = $(AM_CPPFLAGS) -include allocinfo.h
+tests_integration_stdlib_prog_O2_tagged_CXXFLAGS = $(AM_CXXFLAGS) -g -O2
+tests_integration_stdlib_prog_O2_tagged_LDADD = $(TEST_LDADD) $(DL_LIBS)
+tests_integration_stdlib_prog_O2_tagged_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/integration/stdlib_wrappers.sh
+EXTRA_DIST += tests/integration/stdlib_wrappers.sh
+
+# allocinfo -p PID --addr: a program holding blocks at known lines.
+check_PROGRAMS += tests/integration/addr_prog
+tests_integration_addr_prog_SOURCES = tests/integration/addr_prog.c
+tests_integration_addr_prog_CPPFLAGS = $(AM_CPPFLAGS) -include allocinfo.h
+tests_integration_addr_prog_LDADD = $(TEST_LDADD)
+tests_integration_addr_prog_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/integration/pointer_addr.sh
+EXTRA_DIST += tests/integration/pointer_addr.sh

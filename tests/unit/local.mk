@@ -77,6 +77,21 @@ tests_unit_test_control_LDADD = $(UNIT_LDADD)
 tests_unit_test_control_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_threads tests/unit/test_control
 
+check_PROGRAMS += tests/unit/test_pointer_info
+tests_unit_test_pointer_info_SOURCES = tests/unit/test_pointer_info.c
+tests_unit_test_pointer_info_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_pointer_info_CFLAGS = $(AM_CFLAGS) -g
+tests_unit_test_pointer_info_LDADD = $(UNIT_LDADD) -lpthread
+tests_unit_test_pointer_info_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/unit/test_pointer_info
+
+check_PROGRAMS += tests/unit/test_allocator
+tests_unit_test_allocator_SOURCES = tests/unit/test_allocator.c
+tests_unit_test_allocator_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_allocator_LDADD = $(UNIT_LDADD)
+tests_unit_test_allocator_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/unit/test_allocator
+
 check_PROGRAMS += tests/unit/test_inline
 tests_unit_test_inline_SOURCES = tests/unit/test_inline.c
 tests_unit_test_inline_CPPFLAGS = $(UNIT_CPPFLAGS)
@@ -187,4 +202,13 @@ tests_unit_test_callbacks_cxx_CXXFLAGS = $(AM_CXXFLAGS) -g -O1
 tests_unit_test_callbacks_cxx_LDADD = $(UNIT_LDADD) $(DL_LIBS)
 tests_unit_test_callbacks_cxx_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_callbacks_cxx
+endif
+
+if ENABLE_UNIT
+# The runtime's bare C++ names and hash map, compiled into the test alone.
+check_PROGRAMS += tests/unit/test_bare_name
+tests_unit_test_bare_name_SOURCES = tests/unit/test_bare_name.cpp lib/runtime/bare_name.cpp
+tests_unit_test_bare_name_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_bare_name_LDADD = $(CMOCKA_LIBS)
+TESTS += tests/unit/test_bare_name
 endif

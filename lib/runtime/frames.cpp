@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/* Stack walks out of wrappers with the unwinder, for the caller table to remember. */
+#include "frames.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <unwind.h>
+
+#include "registry.h"
+#include "wrappers.h"
+
+namespace allocinfo {
+
+namespace {
+
+constexpr int MAX_FRAMES = 64;
+
+/* What a return address is. */
+enum frame_kind : uint32_t {
+	FRAME_SELF = 1,		/* in the library */
+	FRAME_WRAPPER = 2,	/* in a wrapper (its id beside) */
+	FRAME_OUTSIDE = 3,	/* anywhere else: a caller */
+};
+
+pthread_once_t g_once = PTHREAD_ONCE_INIT;
+uintptr_t g_self_lo, g_self_hi;	/* the library's own code; empty when linked in */
+
+/* The unwinder, libgcc_s's, found at run time as glibc's backtrace() finds it: the
+ * library itself depends on libc alone, and a C program may never load libgcc_s. */
+_Unwind_Reason_Code (*g_backtrace)(_Unwind_Trace_Fn, void *);
+_Unwind_Ptr (*g_get_ip)(struct _Unwind_Context *);
+_Unwind_Word (*g_get_cfa)(struct _Unwind_Context *);
+
+void find_unwinder()
+{
+	/* One the program has (C++, or linked in), else libgcc_s loaded now. Not loaded
+	 * in a sanitizer build: its leak checker takes what dlopen allocates from inside
+	 * malloc for a leak; there, walks need an unwinder the program has. */
+	void *h = RTLD_DEFAULT;	/* a null handle itself */
+	if (!dlsym(h, "_Unwind_Backtrace")) {
+		h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
+		if (!h && !RECORD_ALWAYS)
+			h = dlopen("libgcc_s.so.1", RTLD_NOW);
+		if (!h)
+			return;
+	}
+	auto *bt = reinterpret_cast<decltype(g_backtrace)>(dlsym(h, "_Unwind_Backtrace"));
+	auto *ip = reinterpret_cast<decltype(g_get_ip)>(dlsym(h, "_Unwind_GetIP"));
+	auto *cfa = reinterpret_cast<decltype(g_get_cfa)>(dlsym(h, "_Unwind_GetCFA"));
+	if (bt && ip && cfa) {
+		g_get_ip = ip;
+		g_get_cfa = cfa;
+		g_backtrace = bt;
+	}
+}
+
+void setup()
+{
+	find_unwinder();
+	object_info self, exe;
+	if (describe_object((uintptr_t)&unwind_from, self) &&
+	    !(describe_object((uintptr_t)__builtin_return_address(0), exe) && exe.lo == self.lo)) {
+		g_self_lo = self.lo;
+		g_self_hi = self.hi;
+	}
+}
+
+uint32_t kind_of(uintptr_t ra, uint32_t *via)
+{
+	*via = 0;
+	if (ra >= g_self_lo && ra < g_self_hi)
+		return FRAME_SELF;
+	if ((*via = wrapper_at(ra - 1)) != 0)
+		return FRAME_WRAPPER;
+	return FRAME_OUTSIDE;
+}
+
+struct unwound {
+	int n = 0;
+	uintptr_t ip[MAX_FRAMES];
+	uintptr_t cfa[MAX_FRAMES];	/* the stack pointer in frame i at its call */
+};
+
+_Unwind_Reason_Code collect(struct _Unwind_Context *ctx, void *arg)
+{
+	auto *u = static_cast<unwound *>(arg);
+	uintptr_t ip = g_get_ip(ctx);
+	if (!ip || u->n == MAX_FRAMES)
+		return _URC_END_OF_STACK;
+	u->ip[u->n] = ip;
+	u->cfa[u->n] = g_get_cfa(ctx);
+	u->n++;
+	return _URC_NO_REASON;
+}
+
+} /* namespace */
+
+/* Frame 0 is this function; the slot holding ip[i] (i >= 1) is cfa[i] - 8, so the
+ * step from ip[i] to ip[i + 1] is cfa[i + 1] - cfa[i]. */
+bool unwind_from(uintptr_t known_ra, uintptr_t base, unwound_path &out)
+{
+	busy_guard guard;	/* also for setup()'s dlopen: its allocations are not counted */
+	pthread_once(&g_once, setup);
+	unwound u;
+	if (!g_backtrace)
+		return false;	/* no unwinder: the allocation is charged where it is */
+	g_backtrace(collect, &u);
+	out.entry_offset = 0;
+	out.nr = 0;
+	out.caller = wrapped_caller{ 0, 0 };
+	int i = 1;
+	while (i < u.n && (known_ra ? u.ip[i] != known_ra
+				    : u.ip[i] >= g_self_lo && u.ip[i] < g_self_hi))
+		i++;
+	if (i == u.n || (!known_ra && g_self_lo == g_self_hi))
+		return false;
+	out.entry_ra = u.ip[i];
+	uintptr_t entry_slot = u.cfa[i] - sizeof(void *);
+	if (entry_slot > base && entry_slot - base < 0x10000 && !(entry_slot & 7))
+		out.entry_offset = (uint32_t)(entry_slot - base);
+	for (; i < u.n; i++) {
+		uint32_t via;
+		uint32_t kind = kind_of(u.ip[i], &via);
+		if (kind == FRAME_OUTSIDE) {
+			out.caller.ra = u.ip[i];
+			return true;
+		}
+		if (kind == FRAME_SELF || out.nr == PATH_MAX_FRAMES)
+			return false;	/* back in the library (a callback), or too deep */
+		uintptr_t step = i + 1 < u.n ? u.cfa[i + 1] - u.cfa[i] : 0;
+		bool usable = step > 0 && step < WALK_MAX_STACK && !(step & 7);
+		out.frames[out.nr++] = { u.ip[i], usable ? (uint32_t)step : 0, via };
+		if (via != WRAPPER_TRANSPARENT)
+			out.caller.via = via;
+	}
+	return false;
+}
+
+} /* namespace allocinfo */

@@ -1,0 +1,531 @@
+/* SPDX-License-Identifier: MIT */
+/* Declared and built-in wrappers: the patterns and lists, and their address ranges in
+ * each loaded object. */
+#include "wrappers.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <link.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "options.h"
+#include "plain_vector.h"
+#include "registry.h"
+
+namespace allocinfo {
+
+namespace {
+
+constexpr size_t MAX_PATTERNS = 64;
+constexpr size_t MAX_PATTERN_LEN = 255;
+
+/* The patterns, copied out of the environment at start-up (no allocation then). */
+char g_pattern_buf[4096];
+const char *g_patterns[MAX_PATTERNS];
+size_t g_nr_patterns;
+
+/* Built-in wrappers, each group on unless ALLOCINFO_WRAPPERS says "-GROUP". */
+enum builtin_group : unsigned {
+	GROUP_STD = 1,		/* the C++ standard library: transparent */
+	GROUP_LIBC = 2,		/* the C library (all of libc.so, and a sanitizer's
+				 * interceptors): transparent */
+	GROUP_KNOWN = 4,	/* GLib's and the xmalloc families: named */
+};
+unsigned g_groups = GROUP_STD | GROUP_LIBC | GROUP_KNOWN;
+
+/* Mangled prefixes of namespace std (St, and the abbreviations Sa allocator,
+ * Sb basic_string, Ss string, Si/So/Sd streams) and __gnu_cxx, plain and const. */
+const char *const std_prefixes[] = {
+	"_ZNSt", "_ZNKSt", "_ZSt", "_ZNSa", "_ZNKSa", "_ZNSb", "_ZNKSb", "_ZNSs", "_ZNKSs",
+	"_ZNSi", "_ZNSo", "_ZNSd", "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx",
+};
+
+/* Common wrappers whose names are unambiguous: GLib's, and the GNU xmalloc family
+ * (gnulib, libiberty, git, gcc). */
+const char *const known_names[] = {
+	"g_malloc", "g_malloc0", "g_realloc", "g_try_malloc", "g_try_malloc0",
+	"g_try_realloc", "g_malloc_n", "g_malloc0_n", "g_realloc_n", "g_try_malloc_n",
+	"g_try_malloc0_n", "g_try_realloc_n", "g_strdup", "g_strndup", "g_memdup",
+	"g_memdup2", "g_strdup_printf", "g_strdup_vprintf", "g_strconcat", "g_strjoin",
+	"g_slice_alloc", "g_slice_alloc0", "g_aligned_alloc", "g_aligned_alloc0",
+	"xmalloc", "xcalloc", "xrealloc", "xzalloc", "xstrdup", "xstrndup", "xmemdup",
+	"xnmalloc", "xnrealloc", "xcharalloc", "xreallocarray", "xmallocz",
+	"xmallocz_gently", "xmemdupz",
+};
+
+template <size_t N>
+bool listed(const char *const (&list)[N], const char *name)
+{
+	for (const char *n : list)
+		if (strcmp(n, name) == 0)
+			return true;
+	return false;
+}
+
+bool std_symbol(const char *name)
+{
+	if (name[0] != '_' || name[1] != 'Z')
+		return false;
+	for (const char *p : std_prefixes)
+		if (strncmp(name, p, strlen(p)) == 0)
+			return true;
+	return false;
+}
+
+/* A static tag's function as the reports print it, in namespace std or __gnu_cxx. */
+bool std_function(const char *name)
+{
+	return strncmp(name, "std::", 5) == 0 || strncmp(name, "__gnu_cxx::", 11) == 0;
+}
+
+bool basename_starts(const char *path, const char *prefix)
+{
+	const char *slash = strrchr(path, '/');
+	return strncmp(slash ? slash + 1 : path, prefix, strlen(prefix)) == 0;
+}
+
+/* A sanitizer's runtime, whose interceptors stand in for the C library's functions
+ * (printf, strdup): part of the C library's group. */
+bool sanitizer_runtime(const char *path)
+{
+	return basename_starts(path, "libasan.so") || basename_starts(path, "libtsan.so") ||
+	       basename_starts(path, "liblsan.so") || basename_starts(path, "libubsan.so");
+}
+
+struct range {
+	uintptr_t start, end;
+	uint32_t id;
+};
+
+struct object_ranges {
+	uintptr_t lo, hi;
+	bool transparent;		/* the whole object is (libstdc++) */
+	plain_vector<range> ranges;	/* sorted by start */
+};
+
+/* Everything below: g_lock. Never held while calling into the loader. */
+pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+plain_vector<object_ranges *> *g_objects;
+const char *g_names[WRAPPER_MAX_IDS + 1];	/* by id; few, looked up by name rarely */
+uint32_t g_nr_ids;
+
+bool pattern_char_ok(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       strchr("_*?[]!-:.$~<>", c) != nullptr;
+}
+
+bool matches_exactly(const char *name)
+{
+	for (size_t i = 0; i < g_nr_patterns; i++)
+		if (fnmatch(g_patterns[i], name, 0) == 0)
+			return true;
+	return false;
+}
+
+/* A name, or the function the compiler cloned it from ("f.constprop.0", "f.isra.0",
+ * "f.part.0", "f.cold" are f): the name a wrapper is known by then. */
+const char *matching_name(const char *name, char *buf, size_t len)
+{
+	if (matches_exactly(name))
+		return name;
+	const char *dot = strchr(name, '.');
+	if (!dot || dot == name || (size_t)(dot - name) >= len)
+		return nullptr;
+	memcpy(buf, name, (size_t)(dot - name));
+	buf[dot - name] = '\0';
+	return matches_exactly(buf) ? buf : nullptr;
+}
+
+/* A named wrapper, declared or known: the name it is known by, or null. */
+const char *named_wrapper(const char *name, char *buf, size_t len)
+{
+	const char *n = g_nr_patterns ? matching_name(name, buf, len) : nullptr;
+	if (!n && (g_groups & GROUP_KNOWN) && listed(known_names, name))
+		n = name;
+	return n;
+}
+
+/* g_lock held. */
+uint32_t id_for(const char *name)
+{
+	for (uint32_t id = 1; id <= g_nr_ids; id++)
+		if (strcmp(g_names[id], name) == 0)
+			return id;
+	if (g_nr_ids + 1 >= WRAPPER_TRANSPARENT)
+		return 0;
+	char *copy = strdup(name);
+	if (!copy)
+		return 0;
+	uint32_t id = ++g_nr_ids;
+	__atomic_store_n(&g_names[id], copy, __ATOMIC_RELEASE);
+	return id;
+}
+
+/* The matching functions of the ELF file at path, loaded with bias l_addr. Reads
+ * .symtab when the file has one (a program's own static functions), else .dynsym. */
+struct symbol_hit {
+	uintptr_t start, end;
+	char *name;	/* malloc'ed; null: transparent */
+};
+
+void scan_file(const char *path, uintptr_t l_addr, plain_vector<symbol_hit> &out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+		close(fd);
+		return;
+	}
+	size_t size = (size_t)st.st_size;
+	void *m = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return;
+	const char *base = static_cast<const char *>(m);
+	const auto *eh = reinterpret_cast<const Elf64_Ehdr *>(base);
+	auto in_file = [size](uint64_t off, uint64_t len) { return off <= size && len <= size - off; };
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_shentsize != sizeof(Elf64_Shdr) ||
+	    !in_file(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr))) {
+		munmap(m, size);
+		return;
+	}
+	const auto *sh = reinterpret_cast<const Elf64_Shdr *>(base + eh->e_shoff);
+	const Elf64_Shdr *symtab = nullptr;
+	for (unsigned i = 0; i < eh->e_shnum; i++)
+		if (sh[i].sh_type == SHT_SYMTAB || (sh[i].sh_type == SHT_DYNSYM && !symtab))
+			symtab = &sh[i];
+	if (symtab && symtab->sh_link < eh->e_shnum &&
+	    symtab->sh_entsize == sizeof(Elf64_Sym) && in_file(symtab->sh_offset, symtab->sh_size) &&
+	    in_file(sh[symtab->sh_link].sh_offset, sh[symtab->sh_link].sh_size)) {
+		const auto *syms = reinterpret_cast<const Elf64_Sym *>(base + symtab->sh_offset);
+		const char *strs = base + sh[symtab->sh_link].sh_offset;
+		uint64_t strs_size = sh[symtab->sh_link].sh_size;
+		for (uint64_t i = 0, n = symtab->sh_size / sizeof(Elf64_Sym); i < n; i++) {
+			const Elf64_Sym &s = syms[i];
+			unsigned type = ELF64_ST_TYPE(s.st_info);
+			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
+			    s.st_size == 0 || s.st_name >= strs_size)
+				continue;
+			const char *name = strs + s.st_name;
+			if (!memchr(name, 0, strs_size - s.st_name))
+				continue;
+			uintptr_t start = l_addr + s.st_value, end = start + s.st_size;
+			char buf[256];
+			if (const char *wn = named_wrapper(name, buf, sizeof(buf))) {
+				char *copy = strdup(wn);
+				if (copy && !out.push_back({ start, end, copy }))
+					free(copy);
+			} else if ((g_groups & GROUP_STD) && std_symbol(name)) {
+				(void)out.push_back({ start, end, nullptr });
+			}
+		}
+	}
+	munmap(m, size);
+}
+
+/* g_lock held: the object's entry, or null. */
+object_ranges *object_of(uintptr_t pc)
+{
+	for (object_ranges *o : *g_objects)
+		if (pc >= o->lo && pc < o->hi)
+			return o;
+	return nullptr;
+}
+
+uint32_t lookup(object_ranges &o, uintptr_t pc)
+{
+	if (o.transparent)
+		return WRAPPER_TRANSPARENT;
+	const range *it = std::upper_bound(o.ranges.begin(), o.ranges.end(), pc,
+				   [](uintptr_t a, const range &r) { return a < r.start; });
+	/* Aliases share a range; a few symbols back covers them. */
+	for (int i = 0; i < 4 && it != o.ranges.begin(); i++) {
+		--it;
+		if (pc < it->end)
+			return it->id;
+	}
+	return 0;
+}
+
+} /* namespace */
+
+namespace {
+
+size_t g_pattern_used;	/* bytes of g_pattern_buf */
+
+bool add_pattern(const char *var, const char *start, size_t len)
+{
+	if (g_nr_patterns == MAX_PATTERNS || g_pattern_used + len + 1 > sizeof(g_pattern_buf)) {
+		log_message("%s: more than %zu wrappers; '%.*s' and the rest are ignored", var,
+			    g_nr_patterns, (int)(len > 64 ? 64 : len), start);
+		return false;
+	}
+	memcpy(g_pattern_buf + g_pattern_used, start, len);
+	g_pattern_buf[g_pattern_used + len] = '\0';
+	g_patterns[g_nr_patterns++] = g_pattern_buf + g_pattern_used;
+	g_pattern_used += len + 1;
+	return true;
+}
+
+/* What a kind of description must say (liballocs' language). */
+struct signature_rules {
+	const char *var;
+	bool returns_pointer;	/* "...)p" */
+	char significant;	/* the capital it must have ('Z' the size, 'P' the
+				 * pointer freed), or 0: at most one */
+	bool names_allocator;	/* "...)->ALLOCATOR" */
+	bool applies;		/* understood: its functions become wrappers */
+};
+
+bool ident_start(char c) { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
+
+/* One description, [start, end): why it is malformed, or null. */
+const char *signature_fault(const signature_rules &r, const char *start, const char *end,
+			    const char **name_end)
+{
+	const char *c = start;
+	if (c == end || !ident_start(*c))
+		return "does not start with a function name";
+	while (c < end && ident_char(*c))
+		c++;
+	*name_end = c;
+	if (c - start > 255)
+		return "the name is longer than 255 bytes";
+	if (c == end || *c != '(')
+		return "no '(' after the name";
+	int capitals = 0;
+	bool significant = false;
+	for (c++; c < end && *c != ')'; c++) {
+		if (!strchr("zZpPiI", *c))
+			return "an argument is not z, Z, p, P, i or I";
+		if (*c >= 'A' && *c <= 'Z') {
+			capitals++;
+			significant |= *c == r.significant;
+		}
+	}
+	if (c == end)
+		return "no ')'";
+	if (capitals > 1)
+		return "more than one significant (capital) argument";
+	if (r.significant && !significant)
+		return r.significant == 'Z' ? "no Z (the size argument)"
+					    : "no P (the pointer freed)";
+	c++;
+	if (r.returns_pointer) {
+		if (c == end || *c != 'p')
+			return "no return type p after ')'";
+		c++;
+	}
+	if (r.names_allocator) {
+		if (end - c < 3 || c[0] != '-' || c[1] != '>' || !ident_start(c[2]))
+			return "no '->ALLOCATOR' after ')'";
+		for (c += 2; c < end && ident_char(*c); c++)
+			;
+	}
+	if (c != end)
+		return "unexpected text after the description";
+	return nullptr;
+}
+
+/* ALLOCINFO_ALLOC_FNS and the others: blank or comma separated descriptions. */
+void parse_signatures(const signature_rules &r)
+{
+	const char *v = find_env(r.var);
+	if (!v)
+		return;
+	bool told = false;
+	for (const char *p = v; *p;) {
+		while (*p == ',' || *p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			break;
+		const char *start = p;
+		while (*p && *p != ',' && *p != ' ' && *p != '\t')
+			p++;
+		const char *name_end = start;
+		if (const char *fault = signature_fault(r, start, p, &name_end)) {
+			int len = (int)(p - start > 64 ? 64 : p - start);
+			log_message("%s: '%.*s': %s; ignored", r.var, len, start, fault);
+			continue;
+		}
+		if (!r.applies) {
+			if (!told)
+				log_message("%s: allocators that do not call malloc are not found "
+					    "in unchanged code yet; count them with allocinfo_charge() "
+					    "(allocinfo.h)", r.var);
+			told = true;
+			continue;
+		}
+		if (!add_pattern(r.var, start, (size_t)(name_end - start)))
+			break;
+	}
+}
+
+} /* namespace */
+
+void wrappers_init()
+{
+	const char *v = find_env("ALLOCINFO_WRAPPERS");
+	if (!v)
+		v = "";
+	const char *p = v;
+	while (*p) {
+		while (*p == ',' || *p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			break;
+		const char *start = p;
+		while (*p && *p != ',' && *p != ' ' && *p != '\t')
+			p++;
+		size_t len = (size_t)(p - start);
+		if (start[0] == '-') {	/* a built-in group left out */
+			if (len == 4 && strncmp(start, "-std", 4) == 0)
+				g_groups &= ~GROUP_STD;
+			else if (len == 5 && strncmp(start, "-libc", 5) == 0)
+				g_groups &= ~GROUP_LIBC;
+			else if (len == 6 && strncmp(start, "-known", 6) == 0)
+				g_groups &= ~GROUP_KNOWN;
+			else
+				log_message("ALLOCINFO_WRAPPERS: '%.*s' is not a built-in group "
+					    "(-std, -libc or -known); ignored", (int)(len > 64 ? 64 : len),
+					    start);
+			continue;
+		}
+		const char *bad = nullptr;
+		for (const char *c = start; c < p && !bad; c++)
+			if (!pattern_char_ok(*c))
+				bad = c;
+		if (bad || len > MAX_PATTERN_LEN) {
+			log_message("ALLOCINFO_WRAPPERS: '%.*s' is not a function name or pattern "
+				    "(%s); ignored", (int)(len > 64 ? 64 : len), start,
+				    bad ? "unexpected character" : "too long");
+			continue;
+		}
+		if (!add_pattern("ALLOCINFO_WRAPPERS", start, len))
+			break;
+	}
+	/* liballocs' descriptions: facades over malloc are wrappers like the above. */
+	parse_signatures({ "ALLOCINFO_ALLOC_FNS", true, 0, false, true });
+	parse_signatures({ "ALLOCINFO_FREE_FNS", false, 'P', false, true });
+	parse_signatures({ "ALLOCINFO_SUBALLOC_FNS", true, 0, false, false });
+	parse_signatures({ "ALLOCINFO_SUBFREE_FNS", false, 'P', true, false });
+	if (!g_nr_patterns && !g_groups)
+		return;
+	busy_guard guard;
+	g_objects = new plain_vector<object_ranges *>();
+	g_names[0] = "";
+}
+
+bool wrappers_declared()
+{
+	return g_objects != nullptr;
+}
+
+uint32_t wrapper_at(uintptr_t pc)
+{
+	if (!g_objects)
+		return 0;
+	pthread_mutex_lock(&g_lock);
+	object_ranges *o = object_of(pc);
+	uint32_t id = o ? lookup(*o, pc) : 0;
+	pthread_mutex_unlock(&g_lock);
+	if (o)
+		return id;
+
+	/* First sight of this object: read its symbols, outside every lock. */
+	busy_guard guard;
+	object_info oi;
+	if (!describe_object(pc, oi))
+		return 0;
+	plain_vector<symbol_hit> hits;
+	/* The standard libraries' own objects are transparent as a whole: their exported
+	 * allocating functions (strdup, getline, open_memstream) and the internal ones
+	 * (fopen's, a memstream's growth, qsort's buffer) alike. */
+	bool transparent_object =
+		((g_groups & GROUP_STD) && basename_starts(oi.path, "libstdc++.so")) ||
+		((g_groups & GROUP_LIBC) && (basename_starts(oi.path, "libc.so") ||
+					     sanitizer_runtime(oi.path)));
+	if (!transparent_object)
+		scan_file(oi.path, oi.l_addr, hits);
+	pthread_mutex_lock(&g_lock);
+	if (!(o = object_of(pc))) {
+		auto *fresh = new object_ranges();
+		fresh->lo = oi.lo;
+		fresh->hi = oi.hi;
+		fresh->transparent = transparent_object;
+		for (const symbol_hit &h : hits) {
+			uint32_t hid = !h.name ? WRAPPER_TRANSPARENT : id_for(h.name);
+			if (hid)
+				(void)fresh->ranges.push_back({ h.start, h.end, hid });
+		}
+		std::sort(fresh->ranges.begin(), fresh->ranges.end(),
+			  [](const range &a, const range &b) { return a.start < b.start; });
+		if (g_objects->push_back(fresh)) {
+			o = fresh;
+		} else {	/* no memory to keep it: looked at again next time */
+			id = lookup(*fresh, pc);
+			delete fresh;
+		}
+	}
+	if (o)
+		id = lookup(*o, pc);
+	pthread_mutex_unlock(&g_lock);
+	for (symbol_hit &h : hits)
+		free(h.name);
+	return id;
+}
+
+uint32_t wrapper_named(const char *func)
+{
+	if (!g_objects || !func)
+		return 0;
+	char buf[256];
+	const char *n = named_wrapper(func, buf, sizeof(buf));
+	if (!n)
+		return (g_groups & GROUP_STD) && std_function(func) ? WRAPPER_TRANSPARENT : 0;
+	busy_guard guard;
+	pthread_mutex_lock(&g_lock);
+	uint32_t id = id_for(n);
+	pthread_mutex_unlock(&g_lock);
+	return id;
+}
+
+const char *wrapper_name(uint32_t id)
+{
+	if (id == 0 || id >= WRAPPER_TRANSPARENT)
+		return "";
+	return __atomic_load_n(&g_names[id], __ATOMIC_ACQUIRE) ?: "";
+}
+
+void wrappers_forget(uintptr_t lo, uintptr_t hi)
+{
+	if (!g_objects)
+		return;
+	busy_guard guard;
+	pthread_mutex_lock(&g_lock);
+	plain_vector<object_ranges *> &v = *g_objects;
+	size_t kept = 0;
+	for (size_t i = 0; i < v.size(); i++) {
+		if (v[i]->lo >= lo && v[i]->hi <= hi)
+			delete v[i];
+		else
+			v[kept++] = v[i];
+	}
+	while (v.size() > kept)
+		v.pop_back();
+	pthread_mutex_unlock(&g_lock);
+}
+
+} /* namespace allocinfo */
