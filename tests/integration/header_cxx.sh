@@ -4,6 +4,9 @@
 # anonymous-namespace functions of one C++ file compile with g++ and clang++, at -O0
 # and -O2, included first or through allocinfo-c++, and each is charged to its line.
 set -u
+# The programs it builds are not instrumented, and a sanitizer build's library (and
+# the reader module it loads) needs the sanitizer's runtime loaded first.
+[ "${ALLOCINFO_SANITIZER:-no}" = no ] || { echo "skip: programs built without the sanitizer"; exit 77; }
 src=$top_srcdir/tests/integration/header_inline_cxx.cpp
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
