@@ -70,8 +70,8 @@ void squeeze_append(std::string &out, const std::string &s)
 	squeeze_append(out, s.data(), s.data() + s.size());
 }
 
-/* [b, e) trimmed, each run of whitespace one blank. */
-std::string collapse_spaces(const char *b, const char *e)
+/* [b, e) trimmed, each run of whitespace replaced by sep. */
+std::string join_words(const char *b, const char *e, char sep)
 {
 	std::string out;
 	b = skip_spaces(b, e);
@@ -84,32 +84,23 @@ std::string collapse_spaces(const char *b, const char *e)
 			continue;
 		}
 		if (pending)
-			out += ' ';
+			out += sep;
 		pending = false;
 		out += *b;
 	}
 	return out;
 }
 
+/* [b, e) trimmed, each run of whitespace one blank. */
+std::string collapse_spaces(const char *b, const char *e)
+{
+	return join_words(b, e, ' ');
+}
+
 /* The whole input, whitespace runs turned into "_": the answer when parsing fails. */
 std::string fallback(const char *b, const char *e)
 {
-	std::string out;
-	b = skip_spaces(b, e);
-	while (e > b && is_space(e[-1]))
-		--e;
-	bool pending = false;
-	for (; b < e; ++b) {
-		if (is_space(*b)) {
-			pending = true;
-			continue;
-		}
-		if (pending)
-			out += '_';
-		pending = false;
-		out += *b;
-	}
-	return out;
+	return join_words(b, e, '_');
 }
 
 /*
