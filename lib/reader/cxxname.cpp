@@ -689,7 +689,11 @@ std::string cxx_full_name(const char *pretty)
 	return out;
 }
 
-std::string demangled_full_name(const char *symbol)
+namespace {
+
+/* symbol demangled and given to name(), when it is a C++ one; else other(symbol). */
+std::string demangled(const char *symbol, std::string (*name)(const char *),
+		      std::string (*other)(const char *, const char *))
 {
 	if (!symbol)
 		return std::string();
@@ -697,30 +701,25 @@ std::string demangled_full_name(const char *symbol)
 		int status = -1;
 		char *d = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
 		if (d && status == 0) {
-			std::string out = cxx_full_name(d);
+			std::string out = name(d);
 			free(d);
 			return out;
 		}
 		free(d);
 	}
-	return collapse_spaces(symbol, symbol + strlen(symbol));
+	return other(symbol, symbol + strlen(symbol));
+}
+
+} /* namespace */
+
+std::string demangled_full_name(const char *symbol)
+{
+	return demangled(symbol, cxx_full_name, collapse_spaces);
 }
 
 std::string demangled_function_name(const char *symbol)
 {
-	if (!symbol)
-		return std::string();
-	if (symbol[0] == '_' && symbol[1] == 'Z') {
-		int status = -1;
-		char *d = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
-		if (d && status == 0) {
-			std::string out = cxx_function_name(d);
-			free(d);
-			return out;
-		}
-		free(d);
-	}
-	return fallback(symbol, symbol + strlen(symbol));
+	return demangled(symbol, cxx_function_name, fallback);
 }
 
 } /* namespace allocinfo */
