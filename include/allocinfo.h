@@ -192,9 +192,9 @@ ALLOCINFO_API int allocinfo_callbacks_add(const struct allocinfo_callbacks *cb);
  * the pair, so its user data may be freed. Not from inside a callback (-EDEADLK). */
 ALLOCINFO_API int allocinfo_callbacks_remove(int handle);
 #else
-static inline int allocinfo_callbacks_add(const struct allocinfo_callbacks *cb)
+static ALLOCINFO__INLINE_KW int allocinfo_callbacks_add(const struct allocinfo_callbacks *cb)
 { (void)cb; return -38; /* -ENOSYS */ }
-static inline int allocinfo_callbacks_remove(int handle) { (void)handle; return -38; }
+static ALLOCINFO__INLINE_KW int allocinfo_callbacks_remove(int handle) { (void)handle; return -38; }
 #endif
 
 /* ---- allocation identity: who owns this pointer? ---------------------------------- */
@@ -221,11 +221,103 @@ struct allocinfo_ptr_info {
  * `call allocinfo_pointer_info(p, &info)`. */
 ALLOCINFO_API int allocinfo_pointer_info(const void *p, struct allocinfo_ptr_info *out);
 #else
-static inline int allocinfo_pointer_info(const void *p, struct allocinfo_ptr_info *out)
+static ALLOCINFO__INLINE_KW int allocinfo_pointer_info(const void *p, struct allocinfo_ptr_info *out)
 {
 	(void)p;
 	(void)out;
 	return -1;
+}
+#endif
+
+/* ---- sampling heap profiler (Documentation/profiling.md) ---------------------------
+ * A profiler in the shape of mimalloc's (mimalloc-profile.h): the library samples
+ * allocations by bytes (a Poisson process per thread: the gaps between samples are
+ * exponential with mean `sample rate` bytes), captures the stack of each sampled one,
+ * and calls the attached profiler. Each sampled block carries sample_data_size bytes
+ * of the profiler's own data, handed to on_free; unsampled blocks carry nothing more.
+ * One profiler is attached at a time. While none is started the allocation paths
+ * are exactly as without it. */
+
+#define ALLOCINFO_PROFILE_SAMPLE_DATA_MAX 1024	/* sample_data_size at most */
+#define ALLOCINFO_PROFILE_FRAMES_MAX 64		/* frames a sample carries at most */
+#define ALLOCINFO_PROFILE_DEFAULT_RATE (512u * 1024u)	/* bytes */
+
+/* One sampled allocation, as on_alloc sees it. */
+struct allocinfo_sample {
+	void *block;			/* the pointer the caller gets */
+	size_t size;			/* bytes asked for */
+	size_t sample_rate;		/* the mean gap this sample was drawn with (bytes) */
+	size_t bytes_since_last;	/* bytes this thread allocated since its previous
+					 * sample, this block's included */
+	unsigned int tag;		/* the call site's tag (allocinfo_tag_info()) */
+	int nframes;			/* frames[0 .. nframes): return addresses, the
+					 * program's allocation call first */
+	void *const *frames;
+	void *sample_data;		/* sample_data_size bytes kept with the block,
+					 * zeroed; NULL when sample_data_size is 0 */
+};
+
+struct allocinfo_profiler {
+	size_t reserved;		/* 0 */
+	size_t sample_data_size;	/* bytes kept with each sampled block (<= 1 KiB) */
+	size_t initial_sample_rate;	/* bytes; 0: ALLOCINFO_PROFILE_DEFAULT_RATE; 1:
+					 * every allocation */
+	/* A block was sampled. Returns the sample rate from now on for this thread (0:
+	 * unchanged). Allocations made inside any callback are never sampled. */
+	size_t (*on_alloc)(void *arg, const struct allocinfo_sample *s);
+	/* A sampled block is freed (also once the profiler is stopped, while it is
+	 * attached): its size and sample data. */
+	void (*on_free)(void *arg, void *block, size_t size, void *sample_data);
+	/* realloc kept a sampled block in place with a new size. */
+	void (*on_realloc_inplace)(void *arg, void *block, size_t old_size, size_t new_size,
+				   void *sample_data);
+	/* allocinfo_profiler_snapshot() was called. */
+	void (*on_snapshot)(void *arg);
+};
+
+#ifndef ALLOCINFO_DISABLE
+/* Attaches profiler p (copied) with arg for its callbacks, stopped. 0, or -errno:
+ * EINVAL (a bad field), EBUSY (one is attached), ENOTSUP (ALLOCINFO=never). */
+ALLOCINFO_API int allocinfo_profiler_attach(const struct allocinfo_profiler *p, void *arg);
+/* Stops and detaches the profiler; once it returns, no thread is in or will enter
+ * one of its callbacks (sampled blocks freed later call nothing). 0 or -ENOENT. */
+ALLOCINFO_API int allocinfo_profiler_detach(void);
+/* Sampling on and off; sampled blocks still live keep calling on_free. 0 or -ENOENT. */
+ALLOCINFO_API int allocinfo_profiler_start(void);
+ALLOCINFO_API int allocinfo_profiler_stop(void);
+/* Calls the profiler's on_snapshot, one call at a time. 0 or -ENOENT. */
+ALLOCINFO_API int allocinfo_profiler_snapshot(void);
+/* The names of tag `tag` as a report line names it (start and size are 0), and
+ * its exact live bytes and count in *bytes and *count (either may be NULL). 0, or -1
+ * for a tag that does not exist. */
+ALLOCINFO_API int allocinfo_tag_info(unsigned int tag, struct allocinfo_ptr_info *out,
+				     long long *bytes, long long *count);
+/* Attaches and starts the built-in pprof profiler: samples at sample_rate bytes (0:
+ * the default), writes BASE.PID.N.pb.gz (gzipped profile.proto; or the gperftools
+ * text heap format when base ends in ".heap" or ".text") at every alloc_interval
+ * bytes allocated, inuse_interval bytes of in-use growth and time_interval seconds
+ * (each 0: never), on allocinfo_profiler_snapshot(), and at normal exit. 0 or -errno.
+ * ALLOCINFO_PROFILE=BASE and its companions start it from the environment. */
+ALLOCINFO_API int allocinfo_pprof_profiler_start(size_t sample_rate, const char *base,
+						 size_t alloc_interval, size_t inuse_interval,
+						 double time_interval);
+#else
+static ALLOCINFO__INLINE_KW int allocinfo_profiler_attach(const struct allocinfo_profiler *p, void *arg)
+{ (void)p; (void)arg; return -38; /* -ENOSYS */ }
+static ALLOCINFO__INLINE_KW int allocinfo_profiler_detach(void) { return -38; }
+static ALLOCINFO__INLINE_KW int allocinfo_profiler_start(void) { return -38; }
+static ALLOCINFO__INLINE_KW int allocinfo_profiler_stop(void) { return -38; }
+static ALLOCINFO__INLINE_KW int allocinfo_profiler_snapshot(void) { return -38; }
+static ALLOCINFO__INLINE_KW int allocinfo_tag_info(unsigned int tag, struct allocinfo_ptr_info *out,
+				     long long *bytes, long long *count)
+{ (void)tag; (void)out; (void)bytes; (void)count; return -1; }
+static ALLOCINFO__INLINE_KW int allocinfo_pprof_profiler_start(size_t sample_rate, const char *base,
+						 size_t alloc_interval, size_t inuse_interval,
+						 double time_interval)
+{
+	(void)sample_rate; (void)base; (void)alloc_interval; (void)inuse_interval;
+	(void)time_interval;
+	return -38;
 }
 #endif
 
@@ -259,19 +351,19 @@ ALLOCINFO_API int allocinfo_charge(struct allocinfo_allocator *a, const void *p,
 /* Uncounts block p of allocator a. 0, or -1 with errno ENOENT (not charged). */
 ALLOCINFO_API int allocinfo_uncharge(struct allocinfo_allocator *a, const void *p);
 #else
-static inline struct allocinfo_allocator *allocinfo_allocator_create(const char *name)
+static ALLOCINFO__INLINE_KW struct allocinfo_allocator *allocinfo_allocator_create(const char *name)
 {
 	(void)name;
 	return (struct allocinfo_allocator *)0;
 }
-static inline int allocinfo_charge(struct allocinfo_allocator *a, const void *p, size_t size)
+static ALLOCINFO__INLINE_KW int allocinfo_charge(struct allocinfo_allocator *a, const void *p, size_t size)
 {
 	(void)a;
 	(void)p;
 	(void)size;
 	return 0;
 }
-static inline int allocinfo_uncharge(struct allocinfo_allocator *a, const void *p)
+static ALLOCINFO__INLINE_KW int allocinfo_uncharge(struct allocinfo_allocator *a, const void *p)
 {
 	(void)a;
 	(void)p;
