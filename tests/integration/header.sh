@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # allocinfo.h included first, then every standard header, compiles warning-free as
 # C (gnu11) and C++ (C++17), with gcc and clang, optimised (the inline fast path);
-# and with ALLOCINFO_DISABLE and ALLOCINFO_NO_INLINE.
+# and with ALLOCINFO_DISABLE and ALLOCINFO_NO_INLINE, also as strict C89.
 set -u
 src=$top_srcdir/tests/integration
 tmp=$(mktemp -d) || exit 99
@@ -21,6 +21,8 @@ for cc in gcc clang; do
 		try $cxx -std=c++17 -O2 -Wall -Wextra -Werror $d -I"$top_srcdir/include" -c "$src/header_first.cpp" -o "$tmp/cxx.o"
 		# a source compiled unchanged through -include, as allocinfo-cc does
 		try $cc -std=gnu11 -Wall -Werror $d -include allocinfo.h -I"$top_srcdir/include" -c "$src/header_later_gnu_source.c" -o "$tmp/g.o"
+		# C89 has no inline keyword: the header's own stubs must not need it
+		try $cc -std=c89 -pedantic -Wall -Wextra -Werror $d -include allocinfo.h -I"$top_srcdir/include" -c "$src/header_c89.c" -o "$tmp/c89.o"
 	done
 done
 # The header's own code (the inline fast path) stays quiet under strict warning sets,
