@@ -435,7 +435,7 @@ std::vector<site_row> merged_rows(const std::vector<store_entry> &entries, symbo
 				  bool keep_pid)
 {
 	site_table table(&sym, keep_pid);
-	table.set_naming_budget(NAMING_BUDGET_MS);
+	table.set_naming_budget(naming_budget_ms());
 	for (const store_entry &e : entries) {
 		table.add(e.snap, e.comm);
 		if (table.unnamed_for_time())

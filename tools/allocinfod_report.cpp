@@ -90,7 +90,7 @@ void reports::scan()
 void reports::add_store(allocinfo::site_table &table, const store_entry &e,
 			const std::string &comm, std::vector<uint32_t> *rows)
 {
-	table.set_naming_budget(allocinfo::NAMING_BUDGET_MS);
+	table.set_naming_budget(allocinfo::naming_budget_ms());
 	table.add(e.snap, comm, rows);
 	if (table.unnamed_for_time())
 		naming_problems_[e.path] = allocinfo::naming_budget_reason(table.unnamed_for_time());

@@ -2,6 +2,9 @@
 /* Summing tags into report rows through interned names (see site_table.h). */
 #include "site_table.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -30,9 +33,30 @@ uint64_t clock_ns(clockid_t clock)
 
 } /* namespace */
 
+uint64_t naming_budget_ms()
+{
+	static const uint64_t budget = [] {
+		const char *v = getenv("ALLOCINFO_NAMING_BUDGET_MS");
+		if (!v)
+			return NAMING_BUDGET_MS;
+		char *end;
+		errno = 0;
+		unsigned long long ms = strtoull(v, &end, 10);
+		if (errno || end == v || *end || *v == '-' || *v == '+' || ms < 1 ||
+		    ms > 3600000) {
+			fprintf(stderr, "allocinfo: ALLOCINFO_NAMING_BUDGET_MS='%.64s' is not a "
+				"number of milliseconds from 1 to 3600000; using %llu\n", v,
+				(unsigned long long)NAMING_BUDGET_MS);
+			return NAMING_BUDGET_MS;
+		}
+		return (uint64_t)ms;
+	}();
+	return budget;
+}
+
 std::string naming_budget_reason(size_t unnamed)
 {
-	return "naming its caller tags took over " + std::to_string(NAMING_BUDGET_MS) +
+	return "naming its caller tags took over " + std::to_string(naming_budget_ms()) +
 	       " ms: " + std::to_string(unnamed) + " shown unnamed";
 }
 

@@ -32,8 +32,13 @@ namespace allocinfo {
 class symbolizer;
 
 /* What naming one store's caller tags may cost a reader (site_table's budget): CPU
- * time of the reading thread, or ten times as much wall time. */
+ * time of the reading thread, or ten times as much wall time. The default; a reader
+ * takes naming_budget_ms(). */
 constexpr uint64_t NAMING_BUDGET_MS = 2000;
+
+/* The budget in force: ALLOCINFO_NAMING_BUDGET_MS (1 to 3,600,000), else the
+ * default; a malformed value gets one "allocinfo:" line, once. */
+uint64_t naming_budget_ms();
 
 /* The problem line's reason for a store whose naming ran out of time. */
 std::string naming_budget_reason(size_t unnamed);
