@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "callbacks.h"
 #include "caller_tags.h"
+#include "foreign_path.h"
 #include "internal.h"
 #include "options.h"
 #include "registry.h"
@@ -155,6 +156,8 @@ void update_fast_paths()
 		 * (backend.h) when it comes after us; the header's inline path never. */
 		const uint32_t *go = open && backend::g_fast_path ? g_fast.enabled : &g_stop;
 		__atomic_store_n(&g_fast.go, go, __ATOMIC_RELEASE);
+		__atomic_store_n(&g_foreign_go, open && backend::g_underneath == backend::underneath::first
+					  ? g_fast.enabled : &g_stop, __ATOMIC_RELEASE);
 		if (!RECORD_ALWAYS)
 			__atomic_store_n(&allocinfo__inline_v1.go,
 					 glibc_underneath() ? go : &g_stop, __ATOMIC_RELEASE);
