@@ -11,8 +11,21 @@ const uint32_t *g_foreign_go = &g_stop;
 
 namespace {
 
+/* ALLOCINFO_HEAP=own: a small counted block is the library's, as on the fast path.
+ * Out of line, so that the common case keeps few registers. */
+[[gnu::noinline]] void *allocate_small(uint32_t slot, size_t n, bool zero)
+{
+	unsigned c = small::class_of(n);
+	void *p = small::pop(c, g_fast.small_base);
+	if (p || (p = small::refill(c)))
+		return finish_small(p, c, slot, n, zero);
+	return allocate_foreign(slot, n, zero, RECORD_F_FOREIGN);
+}
+
 inline __attribute__((always_inline)) void *allocate_lean(uint32_t slot, size_t n, bool zero)
 {
+	if (unlikely(g_fast.small_base != small::NO_BASE) && n <= small::MAX)
+		return allocate_small(slot, n, zero);
 	if (unlikely(n > SIZE_MAX - sizeof(alloc_record))) {
 		errno = ENOMEM;
 		return nullptr;

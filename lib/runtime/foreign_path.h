@@ -6,7 +6,8 @@
  * were routed (route.h), and the blocks are that allocator's, not glibc's. Instead of
  * the whole slow path (callbacks, slow_mode(), the plan's flags), the entry points'
  * "off" halves take this one when it is open: check the routing, pick the slot, ask
- * the allocator for the block and its record, count.
+ * the allocator for the block and its record, count. With ALLOCINFO_HEAP=own, small
+ * counted blocks come from the library's own heap instead, as on the fast path.
  *
  * g_foreign_go points to the store's enabled word while the path may be taken
  * (running, no debugging, no user callbacks: update_fast_paths()), else to a zero

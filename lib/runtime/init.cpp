@@ -123,9 +123,12 @@ void start()
 	/* Its own small blocks only over glibc and without debugging: a sanitizer's or
 	 * the program's own allocator must see every block, and debugging checks
 	 * records. Over another allocator, ALLOCINFO_HEAP=own set explicitly asks for
-	 * them all the same, where the fast path runs (the allocator after us). */
+	 * them all the same, where the fast path runs (the allocator after us) or the
+	 * lean path (the allocator first: foreign_path.h). */
 	bool heap_here = glibc_underneath() ||
-			 (backend::g_fast_path && find_env("ALLOCINFO_HEAP") != nullptr);
+			 ((backend::g_fast_path ||
+			   backend::g_underneath == backend::underneath::first) &&
+			  find_env("ALLOCINFO_HEAP") != nullptr);
 	if (o.heap == heap_kind::own && !o.debug && !RECORD_ALWAYS && heap_here) {
 		if (small::init())
 			allocinfo__inline_v1.small_max = small::MAX;
