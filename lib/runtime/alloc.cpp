@@ -263,9 +263,9 @@ static inline void release_other_as(void *p) noexcept
 		/* Another allocator's counted block, its common case: release()'s steps
 		 * and its free, without release_slow()'s call and checks. */
 		sub_owned_at(shard, rec->counter & g_fast.counter_mask, (int64_t)rec->size);
-		backend::foreign.free(rec);
 		if (route_pending())	/* objects loaded since: their calls too */
 			route_new_objects();
+		backend::foreign.free(rec);	/* last: a tail call */
 	} else if ((rec->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
 		release_slow(p, Op);
 	else if (unlikely(__atomic_load_n(&g_tail_records, __ATOMIC_RELAXED)))
