@@ -257,7 +257,16 @@ bool check_pointer(void *p, const char *what)
 template <int Op>
 static inline void release_other_as(void *p) noexcept
 {
-	if ((record_of(p)->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
+	alloc_record *rec = record_of(p);
+	char *shard = thread_shard();
+	if (rec->meta == (RECORD_MAGIC | RECORD_F_FOREIGN) && likely(shard)) {
+		/* Another allocator's counted block, its common case: release()'s steps
+		 * and its free, without release_slow()'s call and checks. */
+		sub_owned_at(shard, rec->counter & g_fast.counter_mask, (int64_t)rec->size);
+		if (route_pending())	/* objects loaded since: their calls too */
+			route_new_objects();
+		backend::foreign.free(rec);	/* last: a tail call */
+	} else if ((rec->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
 		release_slow(p, Op);
 	else if (unlikely(__atomic_load_n(&g_tail_records, __ATOMIC_RELAXED)))
 		release_maybe_tail(p);

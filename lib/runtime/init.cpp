@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "callbacks.h"
 #include "caller_tags.h"
+#include "foreign_path.h"
 #include "internal.h"
 #include "options.h"
 #include "registry.h"
@@ -122,9 +123,12 @@ void start()
 	/* Its own small blocks only over glibc and without debugging: a sanitizer's or
 	 * the program's own allocator must see every block, and debugging checks
 	 * records. Over another allocator, ALLOCINFO_HEAP=own set explicitly asks for
-	 * them all the same, where the fast path runs (the allocator after us). */
+	 * them all the same, where the fast path runs (the allocator after us) or the
+	 * lean path (the allocator first: foreign_path.h). */
 	bool heap_here = glibc_underneath() ||
-			 (backend::g_fast_path && find_env("ALLOCINFO_HEAP") != nullptr);
+			 ((backend::g_fast_path ||
+			   backend::g_underneath == backend::underneath::first) &&
+			  find_env("ALLOCINFO_HEAP") != nullptr);
 	if (o.heap == heap_kind::own && !o.debug && !RECORD_ALWAYS && heap_here) {
 		if (small::init())
 			allocinfo__inline_v1.small_max = small::MAX;
@@ -155,6 +159,8 @@ void update_fast_paths()
 		 * (backend.h) when it comes after us; the header's inline path never. */
 		const uint32_t *go = open && backend::g_fast_path ? g_fast.enabled : &g_stop;
 		__atomic_store_n(&g_fast.go, go, __ATOMIC_RELEASE);
+		__atomic_store_n(&g_foreign_go, open && backend::g_underneath == backend::underneath::first
+					  ? g_fast.enabled : &g_stop, __ATOMIC_RELEASE);
 		if (!RECORD_ALWAYS)
 			__atomic_store_n(&allocinfo__inline_v1.go,
 					 glibc_underneath() ? go : &g_stop, __ATOMIC_RELEASE);

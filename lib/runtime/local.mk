@@ -29,6 +29,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/small_heap.h lib/runtime/small_heap.cpp \
 	lib/runtime/introspection.cpp \
 	lib/runtime/alloc.h lib/runtime/alloc.cpp \
+	lib/runtime/foreign_path.h lib/runtime/foreign_path.cpp \
 	lib/runtime/callbacks.h lib/runtime/callbacks.cpp \
 	lib/runtime/init.cpp \
 	lib/runtime/api.cpp \

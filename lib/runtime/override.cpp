@@ -18,6 +18,7 @@
 
 #include "alloc.h"
 #include "callbacks.h"
+#include "foreign_path.h"
 #include "route.h"
 
 using namespace allocinfo;
@@ -80,6 +81,8 @@ template <bool Zero>
 {
 	if (likely(__atomic_load_n(&g_fast.plain_when_off, __ATOMIC_RELAXED)))
 		return Zero ? backend::calloc(1, n) : backend::malloc(n);
+	if (foreign_go())	/* another allocator first (foreign_path.h) */
+		return foreign_malloc(n, Zero, ra);
 	return malloc_slow(n, Zero, ra);
 }
 
@@ -88,6 +91,8 @@ template <bool Zero>
 {
 	if (likely(__atomic_load_n(&g_fast.plain_when_off, __ATOMIC_RELAXED)))
 		return Zero ? backend::calloc(1, n) : backend::malloc(n);
+	if (foreign_go())
+		return foreign_site_malloc(t, n, Zero);
 	return site_malloc_slow(t, n, Zero);
 }
 

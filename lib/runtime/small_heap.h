@@ -11,7 +11,7 @@
  * is 8 bytes, and chunks are rounded to 16), so a counted small block costs no memory
  * beyond a plain one.
  *
- * Memory comes in spans of 64 KiB, cut into the slots of one class. A span goes to a
+ * Memory comes in spans of 16 KiB, cut into the slots of one class. A span goes to a
  * class when the class needs one, and back to a shared pool when its last slot is
  * freed; a span that stays empty in the pool for PURGE_DELAY_MS is given back to the
  * system (MADV_DONTNEED) the next time the pool is used, and every empty span is at
@@ -55,9 +55,9 @@ namespace small {
 
 constexpr unsigned CLASSES = 64;
 constexpr size_t MAX = 1032;		/* the largest request served: glibc's tcache's */
-constexpr unsigned SPAN_SHIFT = 16;	/* 64 KiB spans */
+constexpr unsigned SPAN_SHIFT = 14;	/* 16 KiB spans */
 constexpr size_t SPAN = (size_t)1 << SPAN_SHIFT;
-constexpr size_t MAX_SPANS = (size_t)1 << 18;	/* 16 GiB of heap at most */
+constexpr size_t MAX_SPANS = (size_t)1 << 18;	/* 4 GiB of heap at most */
 constexpr size_t GROW = (size_t)4 << 20;	/* the mapping grows 4 MiB at a time */
 constexpr unsigned PURGE_DELAY_MS = 500;	/* empty this long: back to the system */
 constexpr uint8_t NO_CLASS = 0xff;	/* a span no class owns (in the pool) */

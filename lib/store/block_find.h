@@ -6,7 +6,7 @@
  * (`allocinfo -p PID --addr`). Memory is read through a callback that fails instead
  * of faulting (process_vm_readv), so any address may be asked about.
  *
- * A small block's slot follows from its address: the heap is cut into 64 KiB spans, the
+ * A small block's slot follows from its address: the heap is cut into 16 KiB spans, the
  * class of each span is one byte of a table that ends at the heap's base, and the
  * slot's trailer says whether it is live (its first 4 bytes are 0 once freed). A
  * larger block has its 16-byte record in front: 16-byte aligned candidates below
@@ -37,7 +37,7 @@ namespace block_find {
 /* The layouts (the library's static_asserts tie them to its own definitions). */
 constexpr uint32_t MAGIC = 0xa11c0000u, MAGIC_MASK = 0xffff0000u;
 constexpr uint32_t SHIFT_MASK = 0x0000ff00u, F_UNCOUNTED = 0x4u;
-constexpr unsigned SMALL_SPAN_SHIFT = 16, SMALL_CLASSES = 64;
+constexpr unsigned SMALL_SPAN_SHIFT = 14, SMALL_CLASSES = 64;
 constexpr uintptr_t SMALL_MAX_SPANS = (uintptr_t)1 << 18;	/* the class table's length */
 constexpr uint32_t SMALL_FREED = 0;	/* a free slot's trailer's first 4 bytes */
 constexpr uintptr_t PAGE = 4096, SCAN_FINE = 1u << 20, SCAN_PAGES = 256u << 20;

@@ -29,11 +29,15 @@ namespace {
 /*
  * Strings already in the store, as their offsets in an open-addressing table keyed
  * by the strings themselves (in the store's own strings area): written under the
- * registry lock only. Reserved at first use, touched as it fills; a full table only
- * means that new strings are stored again rather than shared.
+ * registry lock only. It starts at one page and doubles when three quarters full,
+ * so that a program with few strings touches few pages (hashing spreads entries over
+ * every page of a table); a table that cannot grow only means that new strings are
+ * stored again rather than shared.
  */
-constexpr uint32_t INTERN_SLOTS = 1u << 18;
+constexpr uint32_t INTERN_FIRST_SLOTS = 1u << 10;
+constexpr uint32_t INTERN_MAX_SLOTS = 1u << 18;
 uint32_t *g_interned;
+uint32_t g_intern_slots;
 uint32_t g_nr_interned;
 
 uint32_t string_hash(const char *s)
@@ -181,20 +185,44 @@ bool store_create(store_kind requested)
 	return true;
 }
 
+/* The table at `slots` entries, refilled from the old one; false if it cannot be
+ * mapped (the old one stays). */
+static bool intern_resize(uint32_t slots)
+{
+	void *m = mmap(nullptr, slots * sizeof(uint32_t), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return false;
+	auto *table = static_cast<uint32_t *>(m);
+	for (uint32_t j = 0; g_interned && j < g_intern_slots; j++) {
+		uint32_t off = g_interned[j];
+		if (!off)
+			continue;
+		uint32_t i = string_hash(g_store.strings + off);
+		while (table[i & (slots - 1)])
+			i++;
+		table[i & (slots - 1)] = off;
+	}
+	if (g_interned)
+		munmap(g_interned, g_intern_slots * sizeof(uint32_t));
+	g_interned = table;
+	g_intern_slots = slots;
+	return true;
+}
+
 uint32_t store_intern(const char *s)
 {
 	if (!s)
 		return 0;
-	if (!g_interned) {
-		void *m = mmap(nullptr, INTERN_SLOTS * sizeof(uint32_t), PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (m != MAP_FAILED)
-			g_interned = static_cast<uint32_t *>(m);
-	}
+	/* Three quarters full at most, so that every probe ends at an empty entry. */
+	if (!g_interned)
+		intern_resize(INTERN_FIRST_SLOTS);
+	else if (g_nr_interned >= g_intern_slots / 4 * 3 && g_intern_slots < INTERN_MAX_SLOTS)
+		intern_resize(g_intern_slots * 2);
 	uint32_t *free_slot = nullptr;
 	if (g_interned)
 		for (uint32_t i = string_hash(s);; i++) {
-			uint32_t *e = &g_interned[i & (INTERN_SLOTS - 1)];
+			uint32_t *e = &g_interned[i & (g_intern_slots - 1)];
 			if (*e == 0) {
 				free_slot = e;
 				break;
@@ -209,8 +237,7 @@ uint32_t store_intern(const char *s)
 	uint32_t off = (uint32_t)h->strings_used;
 	memcpy(g_store.strings + off, s, len);
 	__atomic_store_n(&h->strings_used, h->strings_used + len, __ATOMIC_RELEASE);
-	/* Three quarters full at most, so that every probe ends at an empty entry. */
-	if (free_slot && g_nr_interned < INTERN_SLOTS / 4 * 3) {
+	if (free_slot && g_nr_interned < g_intern_slots / 4 * 3) {
 		*free_slot = off;
 		g_nr_interned++;
 	}

@@ -29,7 +29,7 @@
 # figure (heaptrack does part of its work in another process), compare wall time.
 #
 # Options: --quick (fewer repetitions, smaller runs), --reps N, --no-heaptrack,
-# --no-callgrind.
+# --no-callgrind, --memory (only the workloads' peak RSS and the memory rows).
 set -u
 
 : "${top_builddir:?run through make bench}"
@@ -45,12 +45,14 @@ ht_reps=3
 scale=1
 use_heaptrack=yes
 use_callgrind=yes
+memory_only=no
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) reps=3; ht_reps=1; scale=4 ;;
 	--reps) reps=$2; shift ;;
 	--no-heaptrack) use_heaptrack=no ;;
 	--no-callgrind) use_callgrind=no ;;
+	--memory) memory_only=yes; use_heaptrack=no; use_callgrind=no ;;
 	*) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -193,6 +195,7 @@ all="base off on preload glheap record trailer $ht"
 echo "allocinfo benchmarks: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs," \
      "$reps runs per figure (heaptrack: $ht_reps)" >&2
 
+if [ $memory_only = no ]; then	# --memory: only the memory rows
 # 1. malloc/free pairs.
 pairs_iters=$((5000000 / scale))
 for threads in 1 2; do
@@ -208,6 +211,7 @@ for size in 32 4096; do
 	echo "  pairs with callbacks: $size bytes" >&2
 	measure "cbpairs-$size" "base on cb1 cb3" pairs "$size" 1 "$pairs_iters"
 done
+fi
 
 # 2. realistic workloads.
 echo "  workloads" >&2
@@ -215,12 +219,15 @@ HT_ARGS=$((4 / scale + 1)) measure ctree "$all" ctree $((40 / scale))
 HT_ARGS=$((4 / scale + 1)) measure cxx "$all" cxx $((40 / scale))
 HT_ARGS=$((100000 / scale)) measure prodcons "$all" prodcons $((2000000 / scale))
 HT_ARGS=$((4 / scale + 1)) measure interp "$all" interp $((30 / scale))
+if [ $memory_only = no ]; then
 echo "  declared wrappers" >&2
 measure wrapped "base on onwrap preload preloadwrap" wrapped 32 $((2000000 / scale))
+fi
 
 line_of '%-34s %-14s %-16s%-16s%-16s%-16s%-16s%-16s%-16s' "workload" "base" "ALLOCINFO=0" \
 	"on (tagged)" "on (LD_PRELOAD)" "on, glibc heap" "record only" "8 B at end" "heaptrack"
 line_of '%s' "$(printf '%.0s-' {1..176})"
+if [ $memory_only = no ]; then
 for size in 16 32 64 256 4096; do
 	time_row "malloc/free $size B, 1 thread" "pairs-$size-1" cpu "off on preload glheap record trailer $ht" 1 ns/pair
 done
@@ -254,12 +261,14 @@ time_row "C trees, lists, strings" ctree cpu "off on preload glheap record trail
 time_row "C++ map, vector, shared_ptr" cxx cpu "off on preload glheap record trailer $ht" 1000000 ms/round
 time_row "producer/consumer (2 threads)" prodcons wall "off on preload glheap record trailer $ht" 1 ns/msg
 time_row "interpreter heap, collected" interp cpu "off on preload glheap record trailer $ht" 1 ns/object
+fi
 # Peak resident memory of the same runs (heaptrack's own process is not the program's).
 time_row "peak RSS: C trees, lists, strings" ctree peak "off on preload glheap record trailer" 1024 MiB
 time_row "peak RSS: C++ map, vector, ..." cxx peak "off on preload glheap record trailer" 1024 MiB
 time_row "peak RSS: producer/consumer" prodcons peak "off on preload glheap record trailer" 1024 MiB
 time_row "peak RSS: interpreter heap" interp peak "off on preload glheap record trailer" 1024 MiB
 
+if [ $memory_only = no ]; then
 # Callback rows: the pair with none registered (the "on" column), with one empty pre
 # and post, with three chained; ratios to the baseline in the columns named.
 cb_ratio() {	# cb_ratio ROW VARIANT -> "1.23x (1.20)"
@@ -288,6 +297,7 @@ wrap_cell() {	# wrap_cell VARIANT -> "N ns (R.RRx)"
 line_of '%-34s %-14s %s%s%s%s' "wrapper pair 32 B: on, declared" \
 	"$(get wrapped base cpu | awk '{ printf "%.1f ns/pair", $1 }')" "$(wrap_cell on)" \
 	"$(wrap_cell onwrap)" "$(wrap_cell preload)" "$(wrap_cell preloadwrap)"
+fi
 
 # 3. instructions per pair (callgrind): the difference between two run lengths, so
 # start-up and exit cancel out. The path counted is the one that runs natively.
@@ -382,6 +392,7 @@ for kind in peak free trim; do
 	line_of '%-34s %-14s %s%-16s' "$label" "$(awk -v b="$b" 'BEGIN { printf "%.1f MiB", b / 1024 }')" "$cells" "-"
 done
 
+if [ $memory_only = no ]; then
 # 5. the report: time per read against the number of tags.
 echo "  report" >&2
 for n in 10 100 1000 10000; do
@@ -408,6 +419,7 @@ for n in 10 100 1000 10000; do
 		"$(awk -v m="$m" -v n="$n" 'BEGIN { printf "%.2f us/tag", m / 1e3 / n }')" "-" "-" "$cli"
 done
 
+fi
 echo
 printf '%s\n' "${rows[@]}"
 cat <<'EOF'

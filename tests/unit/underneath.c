@@ -233,6 +233,35 @@ int main(int argc, char **argv)
 	}
 	(void)cxx_line;
 
+	/* Counting switched off and on at run time: a block made while off is not
+	 * counted, one made before is uncounted when freed while off, and each goes back
+	 * to the allocator that made it. */
+	if (k) {
+		int on_line = __LINE__ + 1;
+		void *before_off = malloc(1500);
+		allocinfo_set_enabled(0);
+		int off_line = __LINE__ + 1;
+		void *while_off = malloc(2500);
+		free(before_off);
+		struct site_counts c = site_lookup(__FILE__, on_line, "main");
+		check(c.bytes == 0 && c.calls == 0, "freed while off: %lld bytes in %llu calls",
+		      c.bytes, c.calls);
+		allocinfo_set_enabled(1);
+		c = site_lookup(__FILE__, off_line, "main");
+		check(!c.found || (c.bytes == 0 && c.calls == 0),
+		      "made while off: %lld bytes in %llu calls", c.bytes, c.calls);
+		int again_line = __LINE__ + 1;
+		void *again = malloc(3500);
+		c = site_lookup(__FILE__, again_line, "main");
+		check(c.bytes == 3500 && c.calls == 1, "on again: %lld bytes in %llu calls",
+		      c.bytes, c.calls);
+		free(while_off);
+		free(again);
+		c = site_lookup(__FILE__, again_line, "main");
+		check(c.bytes == 0 && c.calls == 0, "on again, freed: %lld bytes in %llu calls",
+		      c.bytes, c.calls);
+	}
+
 	/* A library loaded now, built without the header: once any call reaches the
 	 * library, the new object's calls are routed too, and blocks cross freely. */
 	if (argc > 2) {

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* The lean allocation path over an allocator that comes first (foreign_path.h). */
+#include "foreign_path.h"
+
+#include "alloc.h"
+#include "route.h"
+
+namespace allocinfo {
+
+const uint32_t *g_foreign_go = &g_stop;
+
+namespace {
+
+/* ALLOCINFO_HEAP=own: a small counted block is the library's, as on the fast path.
+ * Out of line, so that the common case keeps few registers. */
+[[gnu::noinline]] void *allocate_small(uint32_t slot, size_t n, bool zero)
+{
+	unsigned c = small::class_of(n);
+	void *p = small::pop(c, g_fast.small_base);
+	if (p || (p = small::refill(c)))
+		return finish_small(p, c, slot, n, zero);
+	return allocate_foreign(slot, n, zero, RECORD_F_FOREIGN);
+}
+
+inline __attribute__((always_inline)) void *allocate_lean(uint32_t slot, size_t n, bool zero)
+{
+	if (unlikely(g_fast.small_base != small::NO_BASE) && n <= small::MAX)
+		return allocate_small(slot, n, zero);
+	if (unlikely(n > SIZE_MAX - sizeof(alloc_record))) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+	size_t total = n + sizeof(alloc_record);
+	auto *rec = static_cast<alloc_record *>(zero ? backend::foreign.calloc(1, total)
+						      : backend::foreign.malloc(total));
+	if (unlikely(!rec))
+		return nullptr;
+	return finish(rec, slot, n, RECORD_MAGIC | RECORD_F_FOREIGN);
+}
+
+} /* namespace */
+
+void *foreign_malloc(size_t n, bool zero, uintptr_t ra)
+{
+	if (route_pending())	/* objects loaded since: their calls first */
+		route_new_objects();
+	return allocate_lean(slot_for_caller(ra), n, zero);
+}
+
+void *foreign_site_malloc(const alloc_tag *t, size_t n, bool zero)
+{
+	if (route_pending())
+		route_new_objects();
+	return allocate_lean(slot_for_site(t), n, zero);
+}
+
+} /* namespace allocinfo */

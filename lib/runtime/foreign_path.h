@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The lean allocation path over another allocator that comes first in symbol lookup
+ * order (backend.h's underneath::first). There the fast path stays off: every
+ * allocation must first check whether objects were loaded since the process's calls
+ * were routed (route.h), and the blocks are that allocator's, not glibc's. Instead of
+ * the whole slow path (callbacks, slow_mode(), the plan's flags), the entry points'
+ * "off" halves take this one when it is open: check the routing, pick the slot, ask
+ * the allocator for the block and its record, count. With ALLOCINFO_HEAP=own, small
+ * counted blocks come from the library's own heap instead, as on the fast path.
+ *
+ * g_foreign_go points to the store's enabled word while the path may be taken
+ * (running, no debugging, no user callbacks: update_fast_paths()), else to a zero
+ * word; counting switched off at run time therefore closes it too.
+ */
+#ifndef ALLOCINFO_FOREIGN_PATH_H
+#define ALLOCINFO_FOREIGN_PATH_H
+
+#include "internal.h"
+
+struct alloc_tag;
+
+namespace allocinfo {
+
+extern const uint32_t *g_foreign_go HIDDEN;
+
+static inline bool foreign_go()
+{
+	const uint32_t *go = __atomic_load_n(&g_foreign_go, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(go, __ATOMIC_RELAXED) != 0;
+}
+
+/* malloc/calloc of n bytes for the caller at ra, or for call site t. */
+void *foreign_malloc(size_t n, bool zero, uintptr_t ra) HIDDEN;
+void *foreign_site_malloc(const alloc_tag *t, size_t n, bool zero) HIDDEN;
+
+} /* namespace allocinfo */
+
+#endif
