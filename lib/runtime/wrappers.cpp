@@ -18,6 +18,7 @@
 #include "options.h"
 #include "plain_vector.h"
 #include "registry.h"
+#include "suballoc.h"
 
 namespace allocinfo {
 
@@ -278,14 +279,27 @@ bool add_pattern(const char *var, const char *start, size_t len)
 	return true;
 }
 
-/* What a kind of description must say (liballocs' language). */
+/* What a kind of description must say (liballocs' language), and what it becomes. */
+enum class signature_kind {
+	wrapper,	/* a facade over malloc: a wrapper like ALLOCINFO_WRAPPERS' */
+	suballoc,	/* an allocator of the program's own: its calls are counted */
+	subfree,	/* its free */
+};
+
 struct signature_rules {
 	const char *var;
 	bool returns_pointer;	/* "...)p" */
 	char significant;	/* the capital it must have ('Z' the size, 'P' the
 				 * pointer freed), or 0: at most one */
 	bool names_allocator;	/* "...)->ALLOCATOR" */
-	bool applies;		/* understood: its functions become wrappers */
+	signature_kind kind;
+};
+
+/* A description's parts, for those that are applied. */
+struct signature_parts {
+	const char *name_end;
+	unsigned nr_args, significant;	/* the capital's position, from 0 */
+	const char *allocator, *allocator_end;	/* after "->" */
 };
 
 bool ident_start(char c) { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
@@ -293,26 +307,30 @@ bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
 
 /* One description, [start, end): why it is malformed, or null. */
 const char *signature_fault(const signature_rules &r, const char *start, const char *end,
-			    const char **name_end)
+			    signature_parts &out)
 {
 	const char *c = start;
 	if (c == end || !ident_start(*c))
 		return "does not start with a function name";
 	while (c < end && ident_char(*c))
 		c++;
-	*name_end = c;
+	out.name_end = c;
 	if (c - start > 255)
 		return "the name is longer than 255 bytes";
 	if (c == end || *c != '(')
 		return "no '(' after the name";
 	int capitals = 0;
 	bool significant = false;
-	for (c++; c < end && *c != ')'; c++) {
+	out.nr_args = 0;
+	for (c++; c < end && *c != ')'; c++, out.nr_args++) {
 		if (!strchr("zZpPiI", *c))
 			return "an argument is not z, Z, p, P, i or I";
 		if (*c >= 'A' && *c <= 'Z') {
 			capitals++;
-			significant |= *c == r.significant;
+			if (*c == r.significant) {
+				significant = true;
+				out.significant = out.nr_args;
+			}
 		}
 	}
 	if (c == end)
@@ -322,6 +340,11 @@ const char *signature_fault(const signature_rules &r, const char *start, const c
 	if (r.significant && !significant)
 		return r.significant == 'Z' ? "no Z (the size argument)"
 					    : "no P (the pointer freed)";
+	/* An allocating function's name is its allocator's, which has 63 bytes. */
+	if (r.kind == signature_kind::suballoc && out.name_end - start > 63)
+		return "the name is longer than 63 bytes (it names the allocator)";
+	if (r.kind != signature_kind::wrapper && out.nr_args > SUBALLOC_MAX_ARGS)
+		return "more than 6 arguments";
 	c++;
 	if (r.returns_pointer) {
 		if (c == end || *c != 'p')
@@ -331,8 +354,12 @@ const char *signature_fault(const signature_rules &r, const char *start, const c
 	if (r.names_allocator) {
 		if (end - c < 3 || c[0] != '-' || c[1] != '>' || !ident_start(c[2]))
 			return "no '->ALLOCATOR' after ')'";
+		out.allocator = c + 2;
 		for (c += 2; c < end && ident_char(*c); c++)
 			;
+		out.allocator_end = c;
+		if (c - out.allocator > 63)
+			return "the allocator's name is longer than 63 bytes";
 	}
 	if (c != end)
 		return "unexpected text after the description";
@@ -345,7 +372,6 @@ void parse_signatures(const signature_rules &r)
 	const char *v = find_env(r.var);
 	if (!v)
 		return;
-	bool told = false;
 	for (const char *p = v; *p;) {
 		while (*p == ',' || *p == ' ' || *p == '\t')
 			p++;
@@ -354,21 +380,24 @@ void parse_signatures(const signature_rules &r)
 		const char *start = p;
 		while (*p && *p != ',' && *p != ' ' && *p != '\t')
 			p++;
-		const char *name_end = start;
-		if (const char *fault = signature_fault(r, start, p, &name_end)) {
+		signature_parts parts{};
+		if (const char *fault = signature_fault(r, start, p, parts)) {
 			int len = (int)(p - start > 64 ? 64 : p - start);
 			log_message("%s: '%.*s': %s; ignored", r.var, len, start, fault);
 			continue;
 		}
-		if (!r.applies) {
-			if (!told)
-				log_message("%s: allocators that do not call malloc are not found "
-					    "in unchanged code yet; count them with allocinfo_charge() "
-					    "(allocinfo.h)", r.var);
-			told = true;
-			continue;
-		}
-		if (!add_pattern(r.var, start, (size_t)(name_end - start)))
+		size_t name_len = (size_t)(parts.name_end - start);
+		bool taken;
+		if (r.kind == signature_kind::wrapper)
+			taken = add_pattern(r.var, start, name_len);
+		else if (r.kind == signature_kind::suballoc)	/* the allocator: itself */
+			taken = suballoc_declare(r.var, start, name_len, parts.significant, false,
+						 start, name_len);
+		else
+			taken = suballoc_declare(r.var, start, name_len, parts.significant, true,
+						 parts.allocator,
+						 (size_t)(parts.allocator_end - parts.allocator));
+		if (!taken)
 			break;
 	}
 }
@@ -417,10 +446,12 @@ void wrappers_init()
 			break;
 	}
 	/* liballocs' descriptions: facades over malloc are wrappers like the above. */
-	parse_signatures({ "ALLOCINFO_ALLOC_FNS", true, 0, false, true });
-	parse_signatures({ "ALLOCINFO_FREE_FNS", false, 'P', false, true });
-	parse_signatures({ "ALLOCINFO_SUBALLOC_FNS", true, 0, false, false });
-	parse_signatures({ "ALLOCINFO_SUBFREE_FNS", false, 'P', true, false });
+	parse_signatures({ "ALLOCINFO_ALLOC_FNS", true, 0, false, signature_kind::wrapper });
+	parse_signatures({ "ALLOCINFO_FREE_FNS", false, 'P', false, signature_kind::wrapper });
+	/* Allocators of the program's own: their calls are routed to be counted. */
+	parse_signatures({ "ALLOCINFO_SUBALLOC_FNS", true, 'Z', false, signature_kind::suballoc });
+	parse_signatures({ "ALLOCINFO_SUBFREE_FNS", false, 'P', true, signature_kind::subfree });
+	suballoc_route();
 	if (!g_nr_patterns && !g_groups)
 		return;
 	busy_guard guard;
