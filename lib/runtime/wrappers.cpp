@@ -8,6 +8,7 @@
 #include <fnmatch.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -367,11 +368,8 @@ const char *signature_fault(const signature_rules &r, const char *start, const c
 }
 
 /* ALLOCINFO_ALLOC_FNS and the others: blank or comma separated descriptions. */
-void parse_signatures(const signature_rules &r)
+void parse_signatures(const signature_rules &r, const char *label, const char *v)
 {
-	const char *v = find_env(r.var);
-	if (!v)
-		return;
 	for (const char *p = v; *p;) {
 		while (*p == ',' || *p == ' ' || *p == '\t')
 			p++;
@@ -383,18 +381,18 @@ void parse_signatures(const signature_rules &r)
 		signature_parts parts{};
 		if (const char *fault = signature_fault(r, start, p, parts)) {
 			int len = (int)(p - start > 64 ? 64 : p - start);
-			log_message("%s: '%.*s': %s; ignored", r.var, len, start, fault);
+			log_message("%s: '%.*s': %s; ignored", label, len, start, fault);
 			continue;
 		}
 		size_t name_len = (size_t)(parts.name_end - start);
 		bool taken;
 		if (r.kind == signature_kind::wrapper)
-			taken = add_pattern(r.var, start, name_len);
+			taken = add_pattern(label, start, name_len);
 		else if (r.kind == signature_kind::suballoc)	/* the allocator: itself */
-			taken = suballoc_declare(r.var, start, name_len, parts.significant, false,
+			taken = suballoc_declare(label, start, name_len, parts.significant, false,
 						 start, name_len);
 		else
-			taken = suballoc_declare(r.var, start, name_len, parts.significant, true,
+			taken = suballoc_declare(label, start, name_len, parts.significant, true,
 						 parts.allocator,
 						 (size_t)(parts.allocator_end - parts.allocator));
 		if (!taken)
@@ -402,13 +400,9 @@ void parse_signatures(const signature_rules &r)
 	}
 }
 
-} /* namespace */
-
-void wrappers_init()
+/* ALLOCINFO_WRAPPERS: names, patterns and built-in groups left out. */
+void parse_wrapper_list(const char *label, const char *v)
 {
-	const char *v = find_env("ALLOCINFO_WRAPPERS");
-	if (!v)
-		v = "";
 	const char *p = v;
 	while (*p) {
 		while (*p == ',' || *p == ' ' || *p == '\t')
@@ -427,9 +421,8 @@ void wrappers_init()
 			else if (len == 6 && strncmp(start, "-known", 6) == 0)
 				g_groups &= ~GROUP_KNOWN;
 			else
-				log_message("ALLOCINFO_WRAPPERS: '%.*s' is not a built-in group "
-					    "(-std, -libc or -known); ignored", (int)(len > 64 ? 64 : len),
-					    start);
+				log_message("%s: '%.*s' is not a built-in group (-std, -libc or "
+					    "-known); ignored", label, (int)(len > 64 ? 64 : len), start);
 			continue;
 		}
 		const char *bad = nullptr;
@@ -437,20 +430,53 @@ void wrappers_init()
 			if (!pattern_char_ok(*c))
 				bad = c;
 		if (bad || len > MAX_PATTERN_LEN) {
-			log_message("ALLOCINFO_WRAPPERS: '%.*s' is not a function name or pattern "
-				    "(%s); ignored", (int)(len > 64 ? 64 : len), start,
+			log_message("%s: '%.*s' is not a function name or pattern (%s); ignored",
+				    label, (int)(len > 64 ? 64 : len), start,
 				    bad ? "unexpected character" : "too long");
 			continue;
 		}
-		if (!add_pattern("ALLOCINFO_WRAPPERS", start, len))
+		if (!add_pattern(label, start, len))
 			break;
 	}
+}
+
+/* The settings the program was built with (allocinfo-cc's options): name, value, ...,
+ * null; the program's own static data. */
+const char *const *g_built;
+
+/* Calls parse(label, value) for var's value built into the program, then for the
+ * environment's: both apply. */
+template <typename Parse>
+void each_setting(const char *var, Parse parse)
+{
+	for (const char *const *b = g_built; b && b[0] && b[1]; b += 2) {
+		if (strcmp(b[0], var) == 0) {
+			char label[64];
+			snprintf(label, sizeof(label), "%s (built in)", var);
+			parse(label, b[1]);
+		}
+	}
+	if (const char *v = find_env(var))
+		parse(var, v);
+}
+
+} /* namespace */
+
+void wrappers_init()
+{
+	each_setting("ALLOCINFO_WRAPPERS", parse_wrapper_list);
 	/* liballocs' descriptions: facades over malloc are wrappers like the above. */
-	parse_signatures({ "ALLOCINFO_ALLOC_FNS", true, 0, false, signature_kind::wrapper });
-	parse_signatures({ "ALLOCINFO_FREE_FNS", false, 'P', false, signature_kind::wrapper });
-	/* Allocators of the program's own: their calls are routed to be counted. */
-	parse_signatures({ "ALLOCINFO_SUBALLOC_FNS", true, 'Z', false, signature_kind::suballoc });
-	parse_signatures({ "ALLOCINFO_SUBFREE_FNS", false, 'P', true, signature_kind::subfree });
+	static const signature_rules kinds[] = {
+		{ "ALLOCINFO_ALLOC_FNS", true, 0, false, signature_kind::wrapper },
+		{ "ALLOCINFO_FREE_FNS", false, 'P', false, signature_kind::wrapper },
+		/* Allocators of the program's own: their calls are routed to be counted. */
+		{ "ALLOCINFO_SUBALLOC_FNS", true, 'Z', false, signature_kind::suballoc },
+		{ "ALLOCINFO_SUBFREE_FNS", false, 'P', true, signature_kind::subfree },
+	};
+	for (const signature_rules &r : kinds)
+		each_setting(r.var, [&r](const char *label, const char *v) {
+			parse_signatures(r, label, v);
+		});
 	suballoc_route();
 	if (!g_nr_patterns && !g_groups)
 		return;
@@ -560,3 +586,11 @@ void wrappers_forget(uintptr_t lo, uintptr_t hi)
 }
 
 } /* namespace allocinfo */
+
+/* Called from a program's .preinit_array, before any library's constructor, by the
+ * object allocinfo-cc adds for --allocinfo-wrappers and the like: pairs of a variable's
+ * name and a value, then null, applied before the environment's. Not for other use. */
+extern "C" EXPORT void allocinfo__built_settings(const char *const *settings)
+{
+	allocinfo::g_built = settings;
+}

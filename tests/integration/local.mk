@@ -148,8 +148,8 @@ tests_integration_suballoc_prog_tagged_CFLAGS = $(AM_CFLAGS) -g -O2
 tests_integration_suballoc_prog_tagged_LDADD = tests/integration/libpoolfix.la $(TEST_LDADD) \
 	$(DL_LIBS)
 tests_integration_suballoc_prog_tagged_LDFLAGS = -no-install $(TEST_LINK_FLAGS)
-TESTS += tests/integration/suballoc.sh
-EXTRA_DIST += tests/integration/suballoc.sh
+TESTS += tests/integration/suballoc.sh tests/integration/suballoc_cc.sh
+EXTRA_DIST += tests/integration/suballoc.sh tests/integration/suballoc_cc.sh
 
 # The standard libraries as wrappers: one C++ program at -O0 and -O2, with and without
 # the header.
