@@ -80,10 +80,14 @@ template <unsigned N>
 }
 
 template <unsigned... N>
-constexpr std::array<void *, sizeof...(N)> make_trampolines(std::integer_sequence<unsigned, N...>)
+constexpr std::array<real_fn, sizeof...(N)> make_trampolines(std::integer_sequence<unsigned, N...>)
 {
-	return { { reinterpret_cast<void *>(&trampoline<N>)... } };
+	return { { &trampoline<N>... } };
 }
+
+/* Constant-initialized: no guard, no run-time constructor. */
+constexpr std::array<real_fn, SUBALLOC_MAX_FNS> g_trampolines =
+	make_trampolines(std::make_integer_sequence<unsigned, SUBALLOC_MAX_FNS>());
 
 } /* namespace */
 
@@ -110,8 +114,6 @@ void suballoc_route()
 {
 	if (!g_nr_subs)
 		return;
-	static const std::array<void *, SUBALLOC_MAX_FNS> trampolines =
-		make_trampolines(std::make_integer_sequence<unsigned, SUBALLOC_MAX_FNS>());
 	const char *names[SUBALLOC_MAX_FNS];
 	void *fns[SUBALLOC_MAX_FNS];
 	for (unsigned i = 0; i < g_nr_subs; i++) {
@@ -120,7 +122,7 @@ void suballoc_route()
 		for (struct link_map *m = _r_debug.r_map; m && !f.real; m = m->l_next)
 			f.real = reinterpret_cast<real_fn>(defined_symbol(m, f.name));
 		names[i] = f.name;
-		fns[i] = f.real ? trampolines[i] : nullptr;
+		fns[i] = f.real ? reinterpret_cast<void *>(g_trampolines[i]) : nullptr;
 	}
 	(void)route_symbols(names, fns, g_nr_subs);
 }
