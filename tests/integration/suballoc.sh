@@ -31,8 +31,10 @@ expect() {
 	fi
 }
 
-variants=tagged
-[ "${ALLOCINFO_SANITIZER:-no}" = no ] && variants="plain tagged"
+# Under a sanitizer the library is linked statically: the program cannot find
+# allocinfo_print() by dlsym, nor be preloaded.
+[ "${ALLOCINFO_SANITIZER:-no}" = no ] || { echo "skip: the report by dlsym under a sanitizer"; exit 77; }
+variants="plain tagged"
 export ALLOCINFO_SUBALLOC_FNS='pool_alloc(pZ)p' ALLOCINFO_SUBFREE_FNS='pool_free(pP)->pool_alloc'
 for v in $variants; do
 	out=$(run $v) || { echo "$v: the program failed"; cat "$err"; exit 1; }
