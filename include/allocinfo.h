@@ -348,6 +348,11 @@ ALLOCINFO_API struct allocinfo_allocator *allocinfo_allocator_create(const char 
  * EINVAL (null a or p), EEXIST (p is charged already) or ENOMEM. While counting is off,
  * does nothing. */
 ALLOCINFO_API int allocinfo_charge(struct allocinfo_allocator *a, const void *p, size_t size);
+/* allocinfo_charge() on behalf of a call made from the return address caller (what
+ * __builtin_return_address(0) gives a wrapper of the pool's function): without a
+ * scope or alloc_hooks(), the block is charged to that caller's line. */
+ALLOCINFO_API int allocinfo_charge_from(struct allocinfo_allocator *a, const void *p,
+					size_t size, const void *caller);
 /* Uncounts block p of allocator a. 0, or -1 with errno ENOENT (not charged). */
 ALLOCINFO_API int allocinfo_uncharge(struct allocinfo_allocator *a, const void *p);
 #else
@@ -361,6 +366,15 @@ static ALLOCINFO__INLINE_KW int allocinfo_charge(struct allocinfo_allocator *a, 
 	(void)a;
 	(void)p;
 	(void)size;
+	return 0;
+}
+static ALLOCINFO__INLINE_KW int allocinfo_charge_from(struct allocinfo_allocator *a, const void *p,
+							size_t size, const void *caller)
+{
+	(void)a;
+	(void)p;
+	(void)size;
+	(void)caller;
 	return 0;
 }
 static ALLOCINFO__INLINE_KW int allocinfo_uncharge(struct allocinfo_allocator *a, const void *p)

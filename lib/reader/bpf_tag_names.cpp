@@ -31,12 +31,16 @@ void fill(allocinfo_bpf_tag &v, const site_row &r, uint32_t flags)
 	copy(v.func, sizeof(v.func), r.func);
 	copy(v.module, sizeof(v.module), r.module);
 	v.flags = flags;
+	copy(v.via, sizeof(v.via), r.via);
+	copy(v.allocator, sizeof(v.allocator), r.allocator);
 }
 
 bool same_names(const allocinfo_bpf_tag &a, const allocinfo_bpf_tag &b)
 {
 	return a.line == b.line && !memcmp(a.file, b.file, sizeof(a.file)) &&
-	       !memcmp(a.func, b.func, sizeof(a.func)) && !memcmp(a.module, b.module, sizeof(a.module));
+	       !memcmp(a.func, b.func, sizeof(a.func)) && !memcmp(a.module, b.module, sizeof(a.module)) &&
+	       !memcmp(a.via, b.via, sizeof(a.via)) &&
+	       !memcmp(a.allocator, b.allocator, sizeof(a.allocator));
 }
 
 /* The process's tags map, opened read-write as its own user would: -1 unless the

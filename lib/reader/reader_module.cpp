@@ -202,6 +202,14 @@ void bpf_name_tag(const void *store, size_t size, uint32_t slot, allocinfo_bpf_t
 	ts.file = str(t.file_off);
 	ts.func = str(t.func_off);
 	ts.module_path = str(t.module_off);
+	/* The tokens: written with the slot, before the process publishes it here. */
+	if (h->ext_offset && h->ext_offset <= size &&
+	    slot < (size - h->ext_offset) / sizeof(allocinfo_store_tag_ext)) {
+		const auto &e = reinterpret_cast<const allocinfo_store_tag_ext *>(
+			base + h->ext_offset)[slot];
+		ts.via = str(e.via_off);
+		ts.allocator = str(e.allocator_off);
+	}
 	site_row r;
 	name_tag(ts, nullptr, r);
 	copy_field(out->file, sizeof(out->file), r.file);
@@ -209,6 +217,8 @@ void bpf_name_tag(const void *store, size_t size, uint32_t slot, allocinfo_bpf_t
 	copy_field(out->func, sizeof(out->func), r.func);
 	copy_field(out->module, sizeof(out->module), r.module);
 	out->flags = t.flags;
+	copy_field(out->via, sizeof(out->via), r.via);
+	copy_field(out->allocator, sizeof(out->allocator), r.allocator);
 }
 
 #ifdef ALLOCINFO_HAVE_BPF

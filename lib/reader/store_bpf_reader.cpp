@@ -284,7 +284,8 @@ std::unique_ptr<store_source> open_bpf_store_source(int pid, const std::string &
 	if (!read_meta(pid, meta, why))
 		return nullptr;
 	if (meta.pid != h.pid || meta.start_time != h.start_time || meta.nr_cpus != h.nr_cpus ||
-	    meta.tag_capacity != h.tag_capacity || meta.version != ALLOCINFO_BPF_META_VERSION) {
+	    meta.tag_capacity != h.tag_capacity || meta.version == 0 ||
+	    meta.version > ALLOCINFO_BPF_META_VERSION) {
 		why = "BPF store: the maps in " + pin_dir(pid) + " belong to another store";
 		return nullptr;
 	}

@@ -133,9 +133,8 @@ extern "C" EXPORT struct allocinfo_allocator *allocinfo_allocator_create(const c
 	return a;
 }
 
-extern "C" EXPORT int allocinfo_charge(struct allocinfo_allocator *a, const void *p, size_t size)
+int allocinfo::charge_from(struct allocinfo_allocator *a, const void *p, size_t size, uintptr_t ra)
 {
-	uintptr_t ra = (uintptr_t)__builtin_return_address(0);
 	if (!a || !p) {
 		errno = EINVAL;
 		return -1;
@@ -156,6 +155,17 @@ extern "C" EXPORT int allocinfo_charge(struct allocinfo_allocator *a, const void
 	}
 	counter_add(pair, (int64_t)size, 1);
 	return 0;
+}
+
+extern "C" EXPORT int allocinfo_charge(struct allocinfo_allocator *a, const void *p, size_t size)
+{
+	return charge_from(a, p, size, (uintptr_t)__builtin_return_address(0));
+}
+
+extern "C" EXPORT int allocinfo_charge_from(struct allocinfo_allocator *a, const void *p,
+					    size_t size, const void *caller)
+{
+	return charge_from(a, p, size, (uintptr_t)caller);
 }
 
 extern "C" EXPORT int allocinfo_uncharge(struct allocinfo_allocator *a, const void *p)

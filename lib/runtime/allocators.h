@@ -8,6 +8,8 @@
 
 #include "internal.h"
 
+struct allocinfo_allocator;
+
 namespace allocinfo {
 
 struct allocator_block {
@@ -15,6 +17,10 @@ struct allocator_block {
 	uint64_t size;
 	uint32_t slot;		/* its tag slot, which carries the allocator's token */
 };
+
+/* allocinfo_charge() for a call made from return address ra (the caller's line,
+ * unless a scope or alloc_hooks() is current). */
+int charge_from(struct allocinfo_allocator *a, const void *p, size_t size, uintptr_t ra) HIDDEN;
 
 /* The charged block holding p, if any. */
 bool allocators_find(uintptr_t p, allocator_block &out) HIDDEN;

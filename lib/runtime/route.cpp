@@ -328,6 +328,28 @@ unsigned route_calls(struct link_map *allocator, struct link_map *self)
 #endif
 }
 
+unsigned route_symbols(const char *const *names, void *const *fns, unsigned nr)
+{
+#ifdef ALLOCINFO_NO_ROUTING
+	(void)names;
+	(void)fns;
+	(void)nr;
+	return 0;
+#else
+	if (nr > NR_ROUTED)
+		nr = NR_ROUTED;
+	route_job job{};
+	job.names = names;
+	job.nr_names = nr;
+	for (unsigned i = 0; i < nr; i++)
+		job.ours[i] = fns[i];
+	job.loader_base = getauxval(AT_BASE);
+	job.vdso_base = getauxval(AT_SYSINFO_EHDR);
+	dl_iterate_phdr(route_object, &job);
+	return job.rewritten;
+#endif
+}
+
 struct link_map *g_route_tail;
 
 bool redirect_backend(struct link_map *self, void *const fns[NR_BACKEND])

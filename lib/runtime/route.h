@@ -27,6 +27,11 @@ void *defined_symbol(const struct link_map *map, const char *name) HIDDEN;
  * many entries now lead to us. */
 unsigned route_calls(struct link_map *allocator, struct link_map *self) HIDDEN;
 
+/* Points every loaded object's GOT entries for names[i] (nr of them, at most 31)
+ * at fns[i] (null: left alone), the defining object's own included. Returns how
+ * many entries were rewritten. */
+unsigned route_symbols(const char *const *names, void *const *fns, unsigned nr) HIDDEN;
+
 /*
  * Over another allocator, the library's own calls to glibc's __libc_malloc,
  * __libc_calloc, __libc_realloc, __libc_free and __libc_memalign (in that order in

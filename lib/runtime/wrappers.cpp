@@ -8,6 +8,7 @@
 #include <fnmatch.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 #include "options.h"
 #include "plain_vector.h"
 #include "registry.h"
+#include "suballoc.h"
 
 namespace allocinfo {
 
@@ -278,14 +280,27 @@ bool add_pattern(const char *var, const char *start, size_t len)
 	return true;
 }
 
-/* What a kind of description must say (liballocs' language). */
+/* What a kind of description must say (liballocs' language), and what it becomes. */
+enum class signature_kind {
+	wrapper,	/* a facade over malloc: a wrapper like ALLOCINFO_WRAPPERS' */
+	suballoc,	/* an allocator of the program's own: its calls are counted */
+	subfree,	/* its free */
+};
+
 struct signature_rules {
 	const char *var;
 	bool returns_pointer;	/* "...)p" */
 	char significant;	/* the capital it must have ('Z' the size, 'P' the
 				 * pointer freed), or 0: at most one */
 	bool names_allocator;	/* "...)->ALLOCATOR" */
-	bool applies;		/* understood: its functions become wrappers */
+	signature_kind kind;
+};
+
+/* A description's parts, for those that are applied. */
+struct signature_parts {
+	const char *name_end;
+	unsigned nr_args, significant;	/* the capital's position, from 0 */
+	const char *allocator, *allocator_end;	/* after "->" */
 };
 
 bool ident_start(char c) { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
@@ -293,26 +308,30 @@ bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
 
 /* One description, [start, end): why it is malformed, or null. */
 const char *signature_fault(const signature_rules &r, const char *start, const char *end,
-			    const char **name_end)
+			    signature_parts &out)
 {
 	const char *c = start;
 	if (c == end || !ident_start(*c))
 		return "does not start with a function name";
 	while (c < end && ident_char(*c))
 		c++;
-	*name_end = c;
+	out.name_end = c;
 	if (c - start > 255)
 		return "the name is longer than 255 bytes";
 	if (c == end || *c != '(')
 		return "no '(' after the name";
 	int capitals = 0;
 	bool significant = false;
-	for (c++; c < end && *c != ')'; c++) {
+	out.nr_args = 0;
+	for (c++; c < end && *c != ')'; c++, out.nr_args++) {
 		if (!strchr("zZpPiI", *c))
 			return "an argument is not z, Z, p, P, i or I";
 		if (*c >= 'A' && *c <= 'Z') {
 			capitals++;
-			significant |= *c == r.significant;
+			if (*c == r.significant) {
+				significant = true;
+				out.significant = out.nr_args;
+			}
 		}
 	}
 	if (c == end)
@@ -322,6 +341,11 @@ const char *signature_fault(const signature_rules &r, const char *start, const c
 	if (r.significant && !significant)
 		return r.significant == 'Z' ? "no Z (the size argument)"
 					    : "no P (the pointer freed)";
+	/* An allocating function's name is its allocator's, which has 63 bytes. */
+	if (r.kind == signature_kind::suballoc && out.name_end - start > 63)
+		return "the name is longer than 63 bytes (it names the allocator)";
+	if (r.kind != signature_kind::wrapper && out.nr_args > SUBALLOC_MAX_ARGS)
+		return "more than 6 arguments";
 	c++;
 	if (r.returns_pointer) {
 		if (c == end || *c != 'p')
@@ -331,8 +355,12 @@ const char *signature_fault(const signature_rules &r, const char *start, const c
 	if (r.names_allocator) {
 		if (end - c < 3 || c[0] != '-' || c[1] != '>' || !ident_start(c[2]))
 			return "no '->ALLOCATOR' after ')'";
+		out.allocator = c + 2;
 		for (c += 2; c < end && ident_char(*c); c++)
 			;
+		out.allocator_end = c;
+		if (c - out.allocator > 63)
+			return "the allocator's name is longer than 63 bytes";
 	}
 	if (c != end)
 		return "unexpected text after the description";
@@ -340,12 +368,8 @@ const char *signature_fault(const signature_rules &r, const char *start, const c
 }
 
 /* ALLOCINFO_ALLOC_FNS and the others: blank or comma separated descriptions. */
-void parse_signatures(const signature_rules &r)
+void parse_signatures(const signature_rules &r, const char *label, const char *v)
 {
-	const char *v = find_env(r.var);
-	if (!v)
-		return;
-	bool told = false;
 	for (const char *p = v; *p;) {
 		while (*p == ',' || *p == ' ' || *p == '\t')
 			p++;
@@ -354,32 +378,31 @@ void parse_signatures(const signature_rules &r)
 		const char *start = p;
 		while (*p && *p != ',' && *p != ' ' && *p != '\t')
 			p++;
-		const char *name_end = start;
-		if (const char *fault = signature_fault(r, start, p, &name_end)) {
+		signature_parts parts{};
+		if (const char *fault = signature_fault(r, start, p, parts)) {
 			int len = (int)(p - start > 64 ? 64 : p - start);
-			log_message("%s: '%.*s': %s; ignored", r.var, len, start, fault);
+			log_message("%s: '%.*s': %s; ignored", label, len, start, fault);
 			continue;
 		}
-		if (!r.applies) {
-			if (!told)
-				log_message("%s: allocators that do not call malloc are not found "
-					    "in unchanged code yet; count them with allocinfo_charge() "
-					    "(allocinfo.h)", r.var);
-			told = true;
-			continue;
-		}
-		if (!add_pattern(r.var, start, (size_t)(name_end - start)))
+		size_t name_len = (size_t)(parts.name_end - start);
+		bool taken;
+		if (r.kind == signature_kind::wrapper)
+			taken = add_pattern(label, start, name_len);
+		else if (r.kind == signature_kind::suballoc)	/* the allocator: itself */
+			taken = suballoc_declare(label, start, name_len, parts.significant, false,
+						 start, name_len);
+		else
+			taken = suballoc_declare(label, start, name_len, parts.significant, true,
+						 parts.allocator,
+						 (size_t)(parts.allocator_end - parts.allocator));
+		if (!taken)
 			break;
 	}
 }
 
-} /* namespace */
-
-void wrappers_init()
+/* ALLOCINFO_WRAPPERS: names, patterns and built-in groups left out. */
+void parse_wrapper_list(const char *label, const char *v)
 {
-	const char *v = find_env("ALLOCINFO_WRAPPERS");
-	if (!v)
-		v = "";
 	const char *p = v;
 	while (*p) {
 		while (*p == ',' || *p == ' ' || *p == '\t')
@@ -398,9 +421,8 @@ void wrappers_init()
 			else if (len == 6 && strncmp(start, "-known", 6) == 0)
 				g_groups &= ~GROUP_KNOWN;
 			else
-				log_message("ALLOCINFO_WRAPPERS: '%.*s' is not a built-in group "
-					    "(-std, -libc or -known); ignored", (int)(len > 64 ? 64 : len),
-					    start);
+				log_message("%s: '%.*s' is not a built-in group (-std, -libc or "
+					    "-known); ignored", label, (int)(len > 64 ? 64 : len), start);
 			continue;
 		}
 		const char *bad = nullptr;
@@ -408,19 +430,54 @@ void wrappers_init()
 			if (!pattern_char_ok(*c))
 				bad = c;
 		if (bad || len > MAX_PATTERN_LEN) {
-			log_message("ALLOCINFO_WRAPPERS: '%.*s' is not a function name or pattern "
-				    "(%s); ignored", (int)(len > 64 ? 64 : len), start,
+			log_message("%s: '%.*s' is not a function name or pattern (%s); ignored",
+				    label, (int)(len > 64 ? 64 : len), start,
 				    bad ? "unexpected character" : "too long");
 			continue;
 		}
-		if (!add_pattern("ALLOCINFO_WRAPPERS", start, len))
+		if (!add_pattern(label, start, len))
 			break;
 	}
+}
+
+/* The settings the program was built with (allocinfo-cc's options): name, value, ...,
+ * null; the program's own static data. */
+const char *const *g_built;
+
+/* Calls parse(label, value) for var's value built into the program, then for the
+ * environment's: both apply. */
+template <typename Parse>
+void each_setting(const char *var, Parse parse)
+{
+	for (const char *const *b = g_built; b && b[0] && b[1]; b += 2) {
+		if (strcmp(b[0], var) == 0) {
+			char label[64];
+			snprintf(label, sizeof(label), "%s (built in)", var);
+			parse(label, b[1]);
+		}
+	}
+	if (const char *v = find_env(var))
+		parse(var, v);
+}
+
+} /* namespace */
+
+void wrappers_init()
+{
+	each_setting("ALLOCINFO_WRAPPERS", parse_wrapper_list);
 	/* liballocs' descriptions: facades over malloc are wrappers like the above. */
-	parse_signatures({ "ALLOCINFO_ALLOC_FNS", true, 0, false, true });
-	parse_signatures({ "ALLOCINFO_FREE_FNS", false, 'P', false, true });
-	parse_signatures({ "ALLOCINFO_SUBALLOC_FNS", true, 0, false, false });
-	parse_signatures({ "ALLOCINFO_SUBFREE_FNS", false, 'P', true, false });
+	static const signature_rules kinds[] = {
+		{ "ALLOCINFO_ALLOC_FNS", true, 0, false, signature_kind::wrapper },
+		{ "ALLOCINFO_FREE_FNS", false, 'P', false, signature_kind::wrapper },
+		/* Allocators of the program's own: their calls are routed to be counted. */
+		{ "ALLOCINFO_SUBALLOC_FNS", true, 'Z', false, signature_kind::suballoc },
+		{ "ALLOCINFO_SUBFREE_FNS", false, 'P', true, signature_kind::subfree },
+	};
+	for (const signature_rules &r : kinds)
+		each_setting(r.var, [&r](const char *label, const char *v) {
+			parse_signatures(r, label, v);
+		});
+	suballoc_route();
 	if (!g_nr_patterns && !g_groups)
 		return;
 	busy_guard guard;
@@ -529,3 +586,11 @@ void wrappers_forget(uintptr_t lo, uintptr_t hi)
 }
 
 } /* namespace allocinfo */
+
+/* Called from a program's .preinit_array, before any library's constructor, by the
+ * object allocinfo-cc adds for --allocinfo-wrappers and the like: pairs of a variable's
+ * name and a value, then null, applied before the environment's. Not for other use. */
+extern "C" EXPORT void allocinfo__built_settings(const char *const *settings)
+{
+	allocinfo::g_built = settings;
+}

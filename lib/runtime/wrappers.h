@@ -29,7 +29,8 @@ constexpr uint32_t WRAPPER_TRANSPARENT = WRAPPER_MAX_IDS;
 
 /* Start-up: reads ALLOCINFO_WRAPPERS, and the functions liballocs' language describes
  * in ALLOCINFO_ALLOC_FNS and ALLOCINFO_FREE_FNS (facades over malloc: wrappers too);
- * ALLOCINFO_SUBALLOC_FNS and _SUBFREE_FNS are checked, not applied. One "allocinfo:"
+ * ALLOCINFO_SUBALLOC_FNS and _SUBFREE_FNS declare allocators of the program's own,
+ * whose calls are then routed to be counted (suballoc.h). One "allocinfo:"
  * line for each malformed entry. */
 void wrappers_init() HIDDEN;
 

@@ -50,7 +50,7 @@ namespace allocinfo {
 
 namespace {
 
-static_assert(sizeof(allocinfo_bpf_tag) == 392, "the tags map's value layout");
+static_assert(sizeof(allocinfo_bpf_tag) == 392 + 2 * ALLOCINFO_BPF_TOKEN_LEN, "the tags map's value layout");
 static_assert(sizeof(allocinfo_bpf_meta) == 24 + ALLOCINFO_BPF_STORE_LEN, "the meta map's value layout");
 
 /* The counters map is allocated in full when it is created: its tag capacity is
@@ -248,12 +248,15 @@ int create_maps(uint32_t nr_cpus, uint32_t capacity, bpf_maps &m)
 	uint32_t func = b.add_array(t_char, t_uint, ALLOCINFO_BPF_FUNC_LEN);
 	uint32_t module = b.add_array(t_char, t_uint, ALLOCINFO_BPF_MODULE_LEN);
 	uint32_t store = b.add_array(t_char, t_uint, ALLOCINFO_BPF_STORE_LEN);
-	uint32_t tag = b.add_struct("allocinfo_bpf_tag", sizeof(allocinfo_bpf_tag), 5);
+	uint32_t token = b.add_array(t_char, t_uint, ALLOCINFO_BPF_TOKEN_LEN);
+	uint32_t tag = b.add_struct("allocinfo_bpf_tag", sizeof(allocinfo_bpf_tag), 7);
 	b.add_member("file", file, offsetof(allocinfo_bpf_tag, file));
 	b.add_member("line", u32, offsetof(allocinfo_bpf_tag, line));
 	b.add_member("func", func, offsetof(allocinfo_bpf_tag, func));
 	b.add_member("module", module, offsetof(allocinfo_bpf_tag, module));
 	b.add_member("flags", u32, offsetof(allocinfo_bpf_tag, flags));
+	b.add_member("via", token, offsetof(allocinfo_bpf_tag, via));
+	b.add_member("allocator", token, offsetof(allocinfo_bpf_tag, allocator));
 
 	uint32_t meta = b.add_struct("allocinfo_bpf_meta", sizeof(allocinfo_bpf_meta), 6);
 	b.add_member("pid", s32, offsetof(allocinfo_bpf_meta, pid));

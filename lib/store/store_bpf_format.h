@@ -27,22 +27,28 @@
 #define ALLOCINFO_BPF_META       "meta"
 #define ALLOCINFO_BPF_ITER       "allocinfo"
 
-#define ALLOCINFO_BPF_META_VERSION 1u
+/* The maps' layout: 2 added via and allocator to the tags map's values. Readers
+ * accept every version up to theirs (the counters map has not changed). */
+#define ALLOCINFO_BPF_META_VERSION 2u
 
 /* Field sizes of a tag's names; longer names are cut (the last byte is a NUL). */
 #define ALLOCINFO_BPF_FILE_LEN   192
 #define ALLOCINFO_BPF_FUNC_LEN   128
 #define ALLOCINFO_BPF_MODULE_LEN 64
 #define ALLOCINFO_BPF_STORE_LEN  256
+#define ALLOCINFO_BPF_TOKEN_LEN  64
 
 /* One tag, as `allocinfo -p PID` names it: file, line, func and the module's
- * basename, after the same clean-up (one word each; dynamic tags symbolized). */
+ * basename, after the same clean-up (one word each; dynamic tags symbolized), and
+ * its trailing tokens' values, empty for none: " via:" and " allocator:". */
 struct allocinfo_bpf_tag {
 	char     file[ALLOCINFO_BPF_FILE_LEN];
 	uint32_t line;
 	char     func[ALLOCINFO_BPF_FUNC_LEN];
 	char     module[ALLOCINFO_BPF_MODULE_LEN];
 	uint32_t flags;              /* ALLOCINFO_TAGF_* */
+	char     via[ALLOCINFO_BPF_TOKEN_LEN];
+	char     allocator[ALLOCINFO_BPF_TOKEN_LEN];
 };
 
 /* Ties the maps to a process and its store: readers compare it with the header, and

@@ -14,6 +14,7 @@ tests_integration_bpf_prog_LDFLAGS = $(TEST_LINK_FLAGS) -no-install
 BPF_TESTS = \
 	tests/integration/bpf_maps.sh \
 	tests/integration/bpf_iter.sh \
+	tests/integration/bpf_tokens.sh \
 	tests/integration/bpf_names.sh \
 	tests/integration/bpf_daemon_names.sh \
 	tests/integration/bpf_mixed.sh \

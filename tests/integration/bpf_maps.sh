@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # bpftool on a BPF-backed process's pinned maps: named fields (bytes, calls; file,
-# line, func, module, flags; the meta map's), and, while the process is stopped, the
+# line, func, module, flags, via, allocator; the meta map's), and, while the process is stopped, the
 # per-tag sums over CPUs of the counters map, named by the tags map, are exactly the
 # process's own report.
 . "$top_srcdir/tests/integration/bpf_lib.sh"
@@ -17,7 +17,7 @@ done
 
 # meta: whose maps these are.
 bpftool -j map dump pinned "$d/meta" >"$work/meta.json" || fail "bpftool map dump $d/meta"
-grep -q "\"formatted\":{\"key\":0,\"value\":{\"pid\":$pid,\"nr_cpus\":[1-9][0-9]*,\"tag_capacity\":[1-9][0-9]*,\"version\":1,\"start_time\":[1-9][0-9]*,\"store\":\"$ALLOCINFO_STORE_DIR/allocinfo-$pid\"}}" \
+grep -q "\"formatted\":{\"key\":0,\"value\":{\"pid\":$pid,\"nr_cpus\":[1-9][0-9]*,\"tag_capacity\":[1-9][0-9]*,\"version\":2,\"start_time\":[1-9][0-9]*,\"store\":\"$ALLOCINFO_STORE_DIR/allocinfo-$pid\"}}" \
 	"$work/meta.json" || fail "meta map: $(cat "$work/meta.json")"
 cap=$(grep -o '"tag_capacity":[0-9]*' "$work/meta.json" | cut -d: -f2)
 
@@ -32,11 +32,11 @@ awk -v cap="$cap" '{ s = $1 % cap; b[s] += $2; c[s] += $3 }
 
 # tags: the names of the slots.
 bpftool -j map dump pinned "$d/tags" >"$work/tags.json" || fail "bpftool map dump $d/tags"
-grep -o '"formatted":{"key":[0-9]*,"value":{"file":"[^"]*","line":[0-9]*,"func":"[^"]*","module":"[^"]*","flags":[0-9]*}}' \
+grep -o '"formatted":{"key":[0-9]*,"value":{"file":"[^"]*","line":[0-9]*,"func":"[^"]*","module":"[^"]*","flags":[0-9]*,"via":"[^"]*","allocator":"[^"]*"}}' \
 	"$work/tags.json" |
-	sed 's/^"formatted":{"key":\([0-9]*\),"value":{"file":"\([^"]*\)","line":\([0-9]*\),"func":"\([^"]*\)","module":"\([^"]*\)","flags":\([0-9]*\)}}$/\1|\2|\3|\4|\5|\6/' \
+	sed 's/^"formatted":{"key":\([0-9]*\),"value":{"file":"\([^"]*\)","line":\([0-9]*\),"func":"\([^"]*\)","module":"\([^"]*\)","flags":\([0-9]*\),"via":"\([^"]*\)","allocator":"\([^"]*\)"}}$/\1|\2|\3|\4|\5|\6|\7|\8/' \
 	>"$work/tags"
-[ -s "$work/tags" ] || fail "tags map without fields file, line, func, module, flags"
+[ -s "$work/tags" ] || fail "tags map without fields file, line, func, module, flags, via, allocator"
 
 # A report from the maps, by the readers' rules: static tags always, dynamic and
 # overflow tags while nonzero, unloaded ones while nonzero and marked.
@@ -51,8 +51,9 @@ grep -o '"formatted":{"key":[0-9]*,"value":{"file":"[^"]*","line":[0-9]*,"func":
 		bytes = b[$1] + 0; calls = c[$1] + 0
 		if (!used || (bytes == 0 && calls == 0 && (dynamic || unloaded || overflow)))
 			next
-		printf "%12d %8d %s:%d [%s] func:%s%s \n", bytes < 0 ? 0 : bytes, calls < 0 ? 0 : calls,
-			$2, $3, $5, $4, unloaded ? " unloaded:yes" : ""
+		printf "%12d %8d %s:%d [%s] func:%s%s%s%s \n", bytes < 0 ? 0 : bytes, calls < 0 ? 0 : calls,
+			$2, $3, $5, $4, $7 != "" ? " via:" $7 : "", $8 != "" ? " allocator:" $8 : "",
+			unloaded ? " unloaded:yes" : ""
 	}' "$work/tags"
 } >"$work/maps"
 

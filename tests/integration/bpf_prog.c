@@ -5,7 +5,7 @@
  *   once   exit at once;
  *   wait   wait for SIGUSR1, then return from main (a normal exit);
  *   fork   fork; the child allocates at LINE_CHILD, writes REPORT.child and waits
- *          for SIGUSR1 too; the parent waits for the child, then exits.
+ *          for SIGUSR1 too; the parent waits for the child, then exits (tokens: below).
  * A report appears under its name only when complete (written aside, renamed), so
  * a test may wait for it. Nothing allocates after the report: the counters stay
  * as reported while the test reads them. Lines the tests expect are pinned here.
@@ -54,8 +54,8 @@ int main(int argc, char **argv)
 	sigset_t usr1;
 
 	if (argc != 3 || (strcmp(argv[1], "once") && strcmp(argv[1], "wait") &&
-			  strcmp(argv[1], "fork"))) {
-		fprintf(stderr, "usage: bpf_prog once|wait|fork REPORT\n");
+			  strcmp(argv[1], "fork") && strcmp(argv[1], "tokens"))) {
+		fprintf(stderr, "usage: bpf_prog once|wait|fork|tokens REPORT\n");
 		return 2;
 	}
 	/* SIGUSR1 is blocked but while waiting for it: none is lost. */
@@ -73,12 +73,12 @@ int main(int argc, char **argv)
 	keep[4] = strdup("bpf store"); _Static_assert(__LINE__ == 73, "LINE_STRDUP");
 	free(malloc(64)); _Static_assert(__LINE__ == 74, "LINE_FREED");
 	{ void *(*volatile untagged)(size_t) = malloc; keep[6] = untagged(48); } /* LINE_UNTAGGED 75 */
-
+	{ void tokens(void); if (!strcmp(argv[1], "tokens")) tokens(); }
 	if (write_report(argv[2]))
 		return 1;
 	if (!strcmp(argv[1], "once"))
 		return 0;
-	if (!strcmp(argv[1], "wait")) {
+	if (!strcmp(argv[1], "wait") || !strcmp(argv[1], "tokens")) {
 		wait_for_usr1();
 		return 0;
 	}
@@ -101,4 +101,23 @@ int main(int argc, char **argv)
 	while (waitpid(child, &status, 0) < 0)
 		;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+/* Mode tokens: as wait, after rows with " via:" and " allocator:" tokens: 300 bytes
+ * through bpf_xmalloc (run with ALLOCINFO_WRAPPERS=bpf_xmalloc) at LINE_VIA, and 200
+ * bytes of an arena charged at LINE_ARENA. */
+__attribute__((noinline)) void *bpf_xmalloc(size_t n)
+{
+	void *p = malloc(n);
+	__asm__ volatile("" ::: "memory");	/* a frame of its own */
+	return p;
+}
+
+__attribute__((noinline)) void tokens(void)
+{
+	static char arena[256];
+	struct allocinfo_allocator *a = allocinfo_allocator_create("arena");
+	keep[7] = bpf_xmalloc(300); _Static_assert(__LINE__ == 120, "LINE_VIA");
+	allocinfo_charge(a, arena, 200); _Static_assert(__LINE__ == 121, "LINE_ARENA");
+	__asm__ volatile("" ::: "memory");	/* no tail call: tokens is the caller */
 }

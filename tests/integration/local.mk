@@ -126,6 +126,31 @@ tests_integration_wrappers_prog_tagged_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/integration/wrappers.sh
 EXTRA_DIST += tests/integration/wrappers.sh
 
+# Allocators of the program's own described in liballocs' language
+# (ALLOCINFO_SUBALLOC_FNS): a pool library that never calls malloc, used by a program
+# preloaded and by one built with the header; allocinfo-cc's options on the same pool
+# linked into the program (suballoc_cc.sh).
+check_LTLIBRARIES += tests/integration/libpoolfix.la
+tests_integration_libpoolfix_la_SOURCES = tests/integration/suballoc_pool.c \
+	tests/integration/suballoc_pool.h
+tests_integration_libpoolfix_la_CFLAGS = $(AM_CFLAGS) -g -O2
+tests_integration_libpoolfix_la_LDFLAGS = -rpath /nowhere -avoid-version
+check_PROGRAMS += tests/integration/suballoc_prog_plain tests/integration/suballoc_prog_tagged
+tests_integration_suballoc_prog_plain_SOURCES = tests/integration/suballoc_prog.c \
+	tests/integration/suballoc_pool.h
+tests_integration_suballoc_prog_plain_CFLAGS = $(AM_CFLAGS) -g -O2
+tests_integration_suballoc_prog_plain_LDADD = tests/integration/libpoolfix.la $(DL_LIBS)
+tests_integration_suballoc_prog_plain_LDFLAGS = -no-install
+tests_integration_suballoc_prog_tagged_SOURCES = tests/integration/suballoc_prog.c \
+	tests/integration/suballoc_pool.h
+tests_integration_suballoc_prog_tagged_CPPFLAGS = $(AM_CPPFLAGS) -include allocinfo.h
+tests_integration_suballoc_prog_tagged_CFLAGS = $(AM_CFLAGS) -g -O2
+tests_integration_suballoc_prog_tagged_LDADD = tests/integration/libpoolfix.la $(TEST_LDADD) \
+	$(DL_LIBS)
+tests_integration_suballoc_prog_tagged_LDFLAGS = -no-install $(TEST_LINK_FLAGS)
+TESTS += tests/integration/suballoc.sh tests/integration/suballoc_cc.sh
+EXTRA_DIST += tests/integration/suballoc.sh tests/integration/suballoc_cc.sh
+
 # The standard libraries as wrappers: one C++ program at -O0 and -O2, with and without
 # the header.
 check_PROGRAMS += tests/integration/stdlib_prog_O0_plain tests/integration/stdlib_prog_O2_plain \

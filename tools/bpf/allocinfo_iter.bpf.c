@@ -7,7 +7,8 @@
  *
  * Rows follow the readers' rules (snapshot_rows in lib/reader/store_reader.cpp): static
  * tags are listed even at 0 0, dynamic and overflow tags only while nonzero,
- * unloaded tags only while nonzero and with " unloaded:yes"; negative sums (a read
+ * unloaded tags only while nonzero and with " unloaded:yes"; the " via:" and
+ * " allocator:" tokens when the tag has them; negative sums (a read
  * racing frees) print as 0. One row per tag, in slot order.
  *
  * Driven by the kernel-symbol iterator (iter/ksym) rather than iter/bpf_map_elem:
@@ -98,8 +99,9 @@ int allocinfo_report(struct bpf_iter__ksym *ctx)
 		s.bytes = 0;
 	if (s.calls < 0)
 		s.calls = 0;
-	BPF_SEQ_PRINTF(seq, "%12lld %8llu %s:%u [%s] func:%s%s \n", s.bytes, s.calls, t->file,
-		       t->line, t->module, t->func,
+	BPF_SEQ_PRINTF(seq, "%12lld %8llu %s:%u [%s] func:%s%s%s%s%s%s \n", s.bytes, s.calls,
+		       t->file, t->line, t->module, t->func, t->via[0] ? " via:" : "", t->via,
+		       t->allocator[0] ? " allocator:" : "", t->allocator,
 		       (t->flags & ALLOCINFO_TAGF_UNLOADED) ? " unloaded:yes" : "");
 	return 0;
 }
