@@ -28,4 +28,6 @@ Documentation_examples_libcallbacks_thread_stats_la_CFLAGS = $(EXAMPLE_CB_CFLAGS
 Documentation_examples_libcallbacks_thread_stats_la_LDFLAGS = $(EXAMPLE_CB_LDFLAGS)
 Documentation_examples_libcallbacks_thread_stats_la_LIBADD = -lpthread
 dist_man_MANS += Documentation/man/allocinfo_callbacks.3
+dist_man_MANS += Documentation/man/allocinfo_profiler.3
+EXTRA_DIST += Documentation/sampling.md
 EXTRA_DIST += Documentation/callbacks.md
