@@ -826,6 +826,55 @@ static void test_attach_checks(void **state)
 	assert_int_equal(allocinfo_profiler_detach(), 0);
 }
 
+/* A profiler may snapshot and stop itself from on_alloc (a built-in profiler's
+ * automatic snapshots do); snapshot from inside on_snapshot is refused. */
+struct reentry {
+	int snapshot_in_alloc, stop_in_alloc, snapshot_in_snapshot, snapshots, allocs;
+};
+
+static size_t reenter_alloc(void *arg, const struct allocinfo_sample *s)
+{
+	(void)s;
+	struct reentry *r = arg;
+	if (r->allocs++ == 0) {
+		r->snapshot_in_alloc = allocinfo_profiler_snapshot();
+		r->stop_in_alloc = allocinfo_profiler_stop();
+	}
+	return 0;
+}
+
+static void reenter_snapshot(void *arg)
+{
+	struct reentry *r = arg;
+	r->snapshots++;
+	r->snapshot_in_snapshot = allocinfo_profiler_snapshot();
+	free(malloc(100));	/* its own allocations: not sampled */
+}
+
+static void test_calls_from_callbacks(void **state)
+{
+	(void)state;
+	struct reentry r = { 1, 1, 1, 0, 0 };
+	struct allocinfo_profiler p = { 0 };
+	p.initial_sample_rate = 1;
+	p.on_alloc = reenter_alloc;
+	p.on_snapshot = reenter_snapshot;
+	assert_int_equal(allocinfo_profiler_attach(&p, &r), 0);
+	assert_int_equal(allocinfo_profiler_start(), 0);
+	void *a = malloc(10);
+	void *b = malloc(10);	/* stopped by the first sample's on_alloc */
+	free(a);
+	free(b);
+	assert_int_equal(r.allocs, 1);
+	assert_int_equal(r.snapshots, 1);
+	assert_int_equal(r.snapshot_in_alloc, 0);
+	assert_int_equal(r.stop_in_alloc, 0);
+	assert_int_equal(r.snapshot_in_snapshot, -EDEADLK);
+	assert_int_equal(allocinfo_profiler_snapshot(), 0);
+	assert_int_equal(r.snapshots, 2);
+	assert_int_equal(allocinfo_profiler_detach(), 0);
+}
+
 /* ---- children: the environment, fork, ALLOCINFO=never ------------------------------- */
 
 /* A child that samples one allocation at rate 1 and checks its stack. */
@@ -937,6 +986,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_with_callbacks),
 		cmocka_unit_test(test_attach_checks),
+		cmocka_unit_test(test_calls_from_callbacks),
 		cmocka_unit_test(test_unwind_env),
 		cmocka_unit_test(test_never),
 		cmocka_unit_test(test_fork),
