@@ -64,11 +64,14 @@ template <bool Zero>
 	return allocate(slot_for_site(t), n, Zero);
 }
 
+/* Reached from the entry point by tail calls (site_malloc_off's, the entry's), so its
+ * return address is the program's call, for the sampler's stacks; the fast path then
+ * passes nothing more. Otherwise it is the library's, which the sampler ignores. */
 [[gnu::noinline]] void *site_malloc_slow(const alloc_tag *t, size_t n, bool zero)
 {
 	if (unlikely(callbacks::wanted()))
 		return callbacks::allocate(zero ? ALLOCINFO_OP_CALLOC : ALLOCINFO_OP_MALLOC,
-					   { t, 0 }, n, 0, 0, zero);
+					   { t, RA() }, n, 0, 0, zero);
 	slow_plan plan = slow_mode();
 	if (plan.mode == how::counted)
 		return allocate_flagged(slot_for_site(t), n, zero, plan.flags);
