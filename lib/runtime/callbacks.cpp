@@ -20,6 +20,7 @@
 
 #include "alloc.h"
 #include "options.h"
+#include "rcu_published.h"
 #include "sampler.h"
 #include "store.h"
 
@@ -42,18 +43,9 @@ struct chain {
 	entry *e;	/* n entries, in registration order, just after the header */
 };
 
-chain *g_chain;			/* RCU-protected; null when empty */
+rcu_published<chain> g_chain;	/* null when empty */
 pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;	/* serialises add and remove */
 int g_next_handle;		/* g_lock */
-
-/* ThreadSanitizer sees neither the order a grace period gives (liburcu is not
- * instrumented) nor this file's atomics (the allocation path never is): readers
- * acquire g_tsan_published after loading the chain, which the writer released before
- * publishing it, and release g_tsan_grace as they leave, which the writer acquires
- * before freeing the old chain. Weak: absent outside ThreadSanitizer builds. */
-extern "C" void __tsan_acquire(void *addr) __attribute__((weak));
-extern "C" void __tsan_release(void *addr) __attribute__((weak));
-char g_tsan_published, g_tsan_grace;
 
 bool wants(const entry &en, int op)
 {
@@ -62,28 +54,9 @@ bool wants(const entry &en, int op)
 
 /* The chain of the running call, with the guard set: the callbacks' own allocations
  * (and the operation's, which the library makes itself) call none. */
-class section {
+class section : public rcu_section<chain> {
 public:
-	section() noexcept
-	{
-		t_inside = true;
-		urcu_bp_read_lock();
-		chain_ = __atomic_load_n(&g_chain, __ATOMIC_ACQUIRE);
-		if (__tsan_acquire)
-			__tsan_acquire(&g_tsan_published);
-	}
-	~section()
-	{
-		if (__tsan_release)
-			__tsan_release(&g_tsan_grace);
-		urcu_bp_read_unlock();
-		t_inside = false;
-	}
-	section(const section &) = delete;
-	section &operator=(const section &) = delete;
-	const chain *get() const { return chain_; }
-private:
-	const chain *chain_;
+	section() noexcept : rcu_section<chain>(g_chain) {}
 };
 
 size_t moved_by(const void *p)
@@ -446,22 +419,16 @@ namespace {
  * returns it, to be freed. g_lock held. */
 chain *publish(chain *c)
 {
-	chain *old = g_chain;
-	bool arm = c != nullptr;
-	if (__tsan_release)
-		__tsan_release(&g_tsan_published);
-	if (arm) {
+	chain *old;
+	if (c) {
 		__atomic_fetch_or(&g_armed, ARMED_CALLBACKS, __ATOMIC_ACQ_REL);
-		__atomic_store_n(&g_chain, c, __ATOMIC_RELEASE);
-		update_fast_paths();
+		old = g_chain.publish(c);
 	} else {
-		__atomic_store_n(&g_chain, c, __ATOMIC_RELEASE);
+		old = g_chain.publish(c);
 		__atomic_fetch_and(&g_armed, ~ARMED_CALLBACKS, __ATOMIC_ACQ_REL);
-		update_fast_paths();
 	}
-	urcu_bp_synchronize_rcu();
-	if (__tsan_acquire)
-		__tsan_acquire(&g_tsan_grace);
+	update_fast_paths();
+	g_chain.wait_for_readers();
 	return old;
 }
 
@@ -502,14 +469,14 @@ extern "C" EXPORT int allocinfo_callbacks_add(const struct allocinfo_callbacks *
 	if (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) != STATE_RUNNING)
 		return -ENOTSUP;	/* ALLOCINFO=never */
 	pthread_mutex_lock(&g_lock);
-	size_t n = g_chain ? g_chain->n : 0;
+	size_t n = g_chain.ptr ? g_chain.ptr->n : 0;
 	chain *c = new_chain(n + 1);
 	if (!c) {
 		pthread_mutex_unlock(&g_lock);
 		return -ENOMEM;
 	}
 	if (n)
-		memcpy(c->e, g_chain->e, n * sizeof(entry));
+		memcpy(c->e, g_chain.ptr->e, n * sizeof(entry));
 	entry &en = c->e[n];
 	memset(&en, 0, sizeof(en));
 	memcpy(&en.cb, cb, cb->size < sizeof(en.cb) ? cb->size : sizeof(en.cb));
@@ -527,9 +494,9 @@ extern "C" EXPORT int allocinfo_callbacks_remove(int handle)
 	if (t_inside)
 		return -EDEADLK;
 	pthread_mutex_lock(&g_lock);
-	size_t n = g_chain ? g_chain->n : 0, at = n;
+	size_t n = g_chain.ptr ? g_chain.ptr->n : 0, at = n;
 	for (size_t i = 0; i < n; i++)
-		if (g_chain->e[i].handle == handle)
+		if (g_chain.ptr->e[i].handle == handle)
 			at = i;
 	if (at == n) {
 		pthread_mutex_unlock(&g_lock);
@@ -542,8 +509,8 @@ extern "C" EXPORT int allocinfo_callbacks_remove(int handle)
 			pthread_mutex_unlock(&g_lock);
 			return -ENOMEM;
 		}
-		memcpy(c->e, g_chain->e, at * sizeof(entry));
-		memcpy(c->e + at, g_chain->e + at + 1, (n - at - 1) * sizeof(entry));
+		memcpy(c->e, g_chain.ptr->e, at * sizeof(entry));
+		memcpy(c->e + at, g_chain.ptr->e + at + 1, (n - at - 1) * sizeof(entry));
 	}
 	chain *old = publish(c);
 	pthread_mutex_unlock(&g_lock);

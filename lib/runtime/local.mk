@@ -31,6 +31,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/introspection.cpp \
 	lib/runtime/alloc.h lib/runtime/alloc.cpp \
 	lib/runtime/foreign_path.h lib/runtime/foreign_path.cpp \
+	lib/runtime/rcu_published.h \
 	lib/runtime/callbacks.h lib/runtime/callbacks.cpp \
 	lib/runtime/sampler.h lib/runtime/sampler.cpp \
 	lib/runtime/stack_trace.h lib/runtime/stack_trace.cpp \

@@ -21,6 +21,7 @@
 #include <urcu/urcu-bp.h>
 
 #include "alloc.h"
+#include "rcu_published.h"
 #include "registry.h"
 #include "stack_trace.h"
 #include "store.h"
@@ -49,43 +50,17 @@ struct attached {
 	uint32_t generation;
 };
 
-attached *g_prof;		/* RCU-protected; null when none is attached */
+rcu_published<attached> g_prof;	/* null when none is attached */
 pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;	/* attach, detach, start, stop */
 pthread_mutex_t g_snapshot_lock = PTHREAD_MUTEX_INITIALIZER;
 uint32_t g_generation;		/* g_lock: the last attach's */
 size_t g_initial_rate;		/* the attached profiler's, for threads starting over */
 __thread bool t_in_snapshot __attribute__((tls_model("initial-exec")));
 
-/* ThreadSanitizer sees neither liburcu's ordering nor the allocation path's atomics
- * (see callbacks.cpp). */
-extern "C" void __tsan_acquire(void *addr) __attribute__((weak));
-extern "C" void __tsan_release(void *addr) __attribute__((weak));
-char g_tsan_published, g_tsan_grace;
-
 /* A call into the profiler: the callbacks guard set, inside a read-side section. */
-class section {
+class section : public rcu_section<attached> {
 public:
-	section() noexcept : saved_(callbacks::t_inside)
-	{
-		callbacks::t_inside = true;
-		urcu_bp_read_lock();
-		prof_ = __atomic_load_n(&g_prof, __ATOMIC_ACQUIRE);
-		if (__tsan_acquire)
-			__tsan_acquire(&g_tsan_published);
-	}
-	~section()
-	{
-		if (__tsan_release)
-			__tsan_release(&g_tsan_grace);
-		urcu_bp_read_unlock();
-		callbacks::t_inside = saved_;
-	}
-	section(const section &) = delete;
-	section &operator=(const section &) = delete;
-	const attached *get() const { return prof_; }
-private:
-	bool saved_;
-	const attached *prof_;
+	section() noexcept : rcu_section<attached>(g_prof) {}
 };
 
 uint64_t splitmix64(uint64_t *x)
@@ -219,20 +194,14 @@ void register_atfork()
 /* Publishes p (may be null); returns the profiler it replaces. g_lock held. */
 attached *publish(attached *p)
 {
-	attached *old = g_prof;
-	if (__tsan_release)
-		__tsan_release(&g_tsan_published);
-	__atomic_store_n(&g_prof, p, __ATOMIC_RELEASE);
-	return old;
+	return g_prof.publish(p);
 }
 
 /* Waits until no thread can still be in a callback of a profiler no longer
  * published. Without g_lock: a callback may start or stop the profiler. */
 void wait_for_readers()
 {
-	urcu_bp_synchronize_rcu();
-	if (__tsan_acquire)
-		__tsan_acquire(&g_tsan_grace);
+	g_prof.wait_for_readers();
 }
 
 void arm(bool on)
@@ -458,7 +427,7 @@ extern "C" EXPORT int allocinfo_profiler_attach(const struct allocinfo_profiler 
 	a->p = *p;
 	a->arg = arg;
 	pthread_mutex_lock(&g_lock);
-	if (g_prof) {
+	if (g_prof.ptr) {
 		pthread_mutex_unlock(&g_lock);
 		busy_guard guard;
 		free(a);
@@ -477,7 +446,7 @@ extern "C" EXPORT int allocinfo_profiler_detach(void)
 	if (callbacks::t_inside)
 		return -EDEADLK;	/* inside a read-side section */
 	pthread_mutex_lock(&g_lock);
-	if (!g_prof) {
+	if (!g_prof.ptr) {
 		pthread_mutex_unlock(&g_lock);
 		return -ENOENT;
 	}
@@ -494,7 +463,7 @@ static int set_started(bool on)
 {
 	pthread_mutex_lock(&g_lock);
 	int r = -ENOENT;
-	if (g_prof) {
+	if (g_prof.ptr) {
 		arm(on);
 		r = 0;
 	}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One object published under RCU (liburcu-bp) for the allocation path to call into:
+ * the callbacks chain and the attached profiler. Readers enter a read-side section
+ * with the thread's callbacks guard set (so that what they run allocates without
+ * calling back); the writer replaces the object under its own lock and waits for a
+ * grace period before freeing the old one.
+ *
+ * ThreadSanitizer sees neither the order a grace period gives (liburcu is not
+ * instrumented) nor the allocation path's atomics: readers acquire `published` after
+ * loading the pointer, which the writer released before publishing it, and release
+ * `grace` as they leave, which the writer acquires after the grace period. The
+ * annotations are weak: absent outside ThreadSanitizer builds.
+ */
+#ifndef ALLOCINFO_RCU_PUBLISHED_H
+#define ALLOCINFO_RCU_PUBLISHED_H
+
+#include <urcu/urcu-bp.h>
+
+#include "callbacks.h"
+
+extern "C" void __tsan_acquire(void *addr) __attribute__((weak));
+extern "C" void __tsan_release(void *addr) __attribute__((weak));
+
+namespace allocinfo {
+
+template <typename T>
+struct rcu_published {
+	T *ptr;		/* null: nothing published */
+	char tsan_published, tsan_grace;
+
+	/* The writer, under its lock: publishes p; returns what it replaces, which no
+	 * reader may still use once wait_for_readers() returns. */
+	T *publish(T *p)
+	{
+		T *old = ptr;
+		if (__tsan_release)
+			__tsan_release(&tsan_published);
+		__atomic_store_n(&ptr, p, __ATOMIC_RELEASE);
+		return old;
+	}
+
+	void wait_for_readers()
+	{
+		urcu_bp_synchronize_rcu();
+		if (__tsan_acquire)
+			__tsan_acquire(&tsan_grace);
+	}
+};
+
+/* A reader's section: the object published when it began, valid until it ends. */
+template <typename T>
+class rcu_section {
+public:
+	explicit rcu_section(rcu_published<T> &pub) noexcept
+		: pub_(pub), saved_(callbacks::t_inside)
+	{
+		callbacks::t_inside = true;
+		urcu_bp_read_lock();
+		ptr_ = __atomic_load_n(&pub.ptr, __ATOMIC_ACQUIRE);
+		if (__tsan_acquire)
+			__tsan_acquire(&pub.tsan_published);
+	}
+	~rcu_section()
+	{
+		if (__tsan_release)
+			__tsan_release(&pub_.tsan_grace);
+		urcu_bp_read_unlock();
+		callbacks::t_inside = saved_;
+	}
+	rcu_section(const rcu_section &) = delete;
+	rcu_section &operator=(const rcu_section &) = delete;
+	const T *get() const { return ptr_; }
+private:
+	rcu_published<T> &pub_;
+	bool saved_;
+	const T *ptr_;
+};
+
+} /* namespace allocinfo */
+
+#endif
