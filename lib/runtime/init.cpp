@@ -80,14 +80,15 @@ void fork_parent()
 	registry_fork_parent();
 }
 
-/* The child's own store first, while the registry lock still keeps every tag
- * writer out: a tag published before it would land in the parent's store. */
+/* The child's private store first, while the registry lock still keeps every tag
+ * writer out (a tag published before it would land in the parent's store), and
+ * before the shards, which wait for it to be published. */
 void fork_child()
 {
 	route_fork_child();
 	small::fork_child();
+	store_fork_child();	/* a private copy; published at the first update */
 	shards_fork_child();
-	store_fork_child();
 	registry_fork_child();
 }
 

@@ -66,9 +66,28 @@ void store_clear_tag(uint32_t slot) HIDDEN;
 /* Sum of a slot's counters over all shards. */
 void store_sum(uint32_t slot, int64_t *bytes, int64_t *calls) HIDDEN;
 
-/* In a forked child: a new store for the new pid, starting from a copy of the parent's,
- * mapped at the same address so every pointer into it stays valid. */
+/*
+ * In a forked child: a private copy of the parent's store, mapped at the same address
+ * so every pointer into it stays valid (a few pages copied, no system call but two
+ * mappings). The child's own shm or BPF store is made from it later, by
+ * store_publish_pending(), at the child's first counter update (thread_shard.cpp): a
+ * child that execs or exits without allocating never pays for one.
+ */
 void store_fork_child() HIDDEN;
+
+/* Set while this process (a forked child) counts in a private copy not yet
+ * published; every thread then counts through counter_add_unowned(). */
+extern bool g_store_pending HIDDEN;
+static inline bool store_pending()
+{
+	return __atomic_load_n(&g_store_pending, __ATOMIC_ACQUIRE);
+}
+
+/* From counter_add_unowned() while store_pending(): publishes the child's store and
+ * returns false (the caller then counts as usual), or, where it cannot wait for the
+ * registry lock (inside the library, or while fork holds it), counts the update in
+ * the private copy's shard 0 and returns true. */
+bool store_pending_update(uint32_t slot, int64_t bytes, int64_t calls) HIDDEN;
 
 /* At exit: marks the store exited and removes its name (a named file's). */
 void store_retire() HIDDEN;

@@ -208,6 +208,7 @@ struct bpf_state {
 	bool active = false;	/* this process has a BPF store */
 	bool loud = false;	/* ALLOCINFO_STORE=bpf: say why something fails */
 	bool ready = false;	/* the constructor has run: the iterator is loaded */
+	bool inherited = false;	/* a fork child's: the maps and pins are the parent's */
 	const allocinfo_reader_v1 *module = nullptr;	/* names tags, loads the iterator */
 	bpf_maps maps;
 	uint32_t nr_cpus = 0, capacity = 0;
@@ -590,7 +591,7 @@ void store_bpf_ready()
 
 void store_bpf_tag_published(uint32_t slot)
 {
-	if (!g_bpf.active)
+	if (!g_bpf.active || g_bpf.inherited)
 		return;
 	busy_guard guard;
 	put_tag(slot);
@@ -598,7 +599,7 @@ void store_bpf_tag_published(uint32_t slot)
 
 void store_bpf_tag_flags(uint32_t slot)
 {
-	if (!g_bpf.active)
+	if (!g_bpf.active || g_bpf.inherited)
 		return;
 	allocinfo_bpf_tag v;
 	if (bpfsys::map_lookup(g_bpf.maps.tags, &slot, &v) != 0) {
@@ -611,7 +612,7 @@ void store_bpf_tag_flags(uint32_t slot)
 
 void store_bpf_tag_cleared(uint32_t slot)
 {
-	if (!g_bpf.active)
+	if (!g_bpf.active || g_bpf.inherited)
 		return;
 	bpfsys::map_delete(g_bpf.maps.tags, &slot);
 }
@@ -710,10 +711,17 @@ bool store_bpf_fork_child()
 
 	/* The tags map: the parent's entries, already named. */
 	bool have_tags = holds_map(g_bpf.maps.tags, g_bpf.maps.tags_id);
-	for (uint32_t slot = 0; have_tags && slot < nr; slot++) {
+	g_bpf.inherited = false;
+	for (uint32_t slot = 0; slot < nr; slot++) {
 		allocinfo_bpf_tag v;
-		if (bpfsys::map_lookup(g_bpf.maps.tags, &slot, &v) == 0)
+		if (!(g_store.tags[slot].flags & ALLOCINFO_TAGF_USED))
+			continue;
+		if (have_tags && bpfsys::map_lookup(g_bpf.maps.tags, &slot, &v) == 0)
 			bpfsys::map_update(m.tags, &slot, &v);
+		else if (g_bpf.module) {	/* published in the child before now */
+			g_bpf.module->bpf_name_tag(g_store.base, g_bpf.file_size, slot, &v);
+			bpfsys::map_update(m.tags, &slot, &v);
+		}
 	}
 	/* The parent's descriptors, where the child still holds them. */
 	g_bpf.maps.close_all();
@@ -721,19 +729,30 @@ bool store_bpf_fork_child()
 	g_bpf.maps = m;
 	memcpy(g_bpf.dir, dir, sizeof(dir));
 	memcpy(g_store.path, path, sizeof(path));
+	return true;
+}
+
+void store_bpf_published()
+{
 	/* Before the constructor has run, it will load the child's own. */
-	int err = 0;
-	if (g_bpf.ready) {
-		err = load_iterator();
-		g_bpf.maps.close_unneeded();
-	}
+	if (!g_bpf.active || !g_bpf.ready)
+		return;
+	busy_guard guard;
+	int err = load_iterator();
+	g_bpf.maps.close_unneeded();
 	if (err && g_bpf.loud)
 		log_message("ALLOCINFO_STORE=bpf: cannot load the report iterator (%s)", strerror(err));
-	return true;
+}
+
+void store_bpf_fork_pending()
+{
+	if (g_bpf.active)
+		g_bpf.inherited = true;
 }
 
 void store_bpf_forget()
 {
+	g_bpf.inherited = false;
 	g_bpf.maps.close_all();
 	g_bpf.active = false;
 	g_bpf.dir[0] = '\0';
@@ -741,7 +760,8 @@ void store_bpf_forget()
 
 void store_bpf_retire()
 {
-	if (!g_bpf.active || !g_store.hdr || g_store.hdr->pid != (int32_t)getpid())
+	if (!g_bpf.active || g_bpf.inherited || !g_store.hdr ||
+	    g_store.hdr->pid != (int32_t)getpid())
 		return;
 	remove_dir(g_bpf.dir);
 }

@@ -38,10 +38,19 @@ void store_bpf_tag_published(uint32_t slot) HIDDEN;
 void store_bpf_tag_flags(uint32_t slot) HIDDEN;
 void store_bpf_tag_cleared(uint32_t slot) HIDDEN;
 
-/* In a forked child of a BPF-backed process: new maps, pins, file and iterator for
- * the child, starting from a copy of the parent's store, mapped at the same address.
- * False when that failed and nothing was changed: the caller then falls back. */
+/* In a forked child of a BPF-backed process, at fork: the maps and pins held are
+ * the parent's, and nothing here writes them until store_bpf_fork_child(). */
+void store_bpf_fork_pending() HIDDEN;
+
+/* In a forked child of a BPF-backed process, when it publishes its store: new maps,
+ * pins and file for the child, starting from a copy of the store as mapped, mapped
+ * at the same address. Allocates nothing before they are in place. False when that
+ * failed and nothing was changed: the caller then falls back. */
 bool store_bpf_fork_child() HIDDEN;
+
+/* After store_bpf_fork_child(), once the store is published: the child's report
+ * iterator, where the parent had loaded one. */
+void store_bpf_published() HIDDEN;
 
 /* Forgets the BPF side (a fork child that fell back to another store). */
 void store_bpf_forget() HIDDEN;
@@ -61,7 +70,9 @@ inline void store_bpf_ready() {}
 inline void store_bpf_tag_published(uint32_t) {}
 inline void store_bpf_tag_flags(uint32_t) {}
 inline void store_bpf_tag_cleared(uint32_t) {}
+inline void store_bpf_fork_pending() {}
 inline bool store_bpf_fork_child() { return false; }
+inline void store_bpf_published() {}
 inline void store_bpf_forget() {}
 inline void store_bpf_retire() {}
 
