@@ -124,24 +124,27 @@ bool store_create(store_kind requested)
 {
 	uint32_t nr_shards = 0;
 	uint32_t capacity = STORE_TAG_CAPACITY;
-	size_t size = 0;
 	pid_t pid = getpid();
 	char *base = nullptr;
 
-	/* BPF maps only when asked for: creating them costs milliseconds at every
-	 * start, and their pins outlive a process that ends without exit handlers. */
+	/* BPF maps only when asked for, and never here: making them and loading the
+	 * iterator costs milliseconds, which a process that ends within them never
+	 * pays. The store starts as shm, in the BPF store's layout, and gets its maps
+	 * from the library's thread (store_bpf_ready()). */
+	bool bpf_later = false;
 	if (requested == store_kind::bpf) {
 		nr_shards = plan_shards(true);
-		base = store_bpf_create(pid, nr_shards, requested == store_kind::bpf, &capacity, &size);
+		uint32_t cap = store_bpf_probe(true, nr_shards);
+		if (cap) {
+			capacity = cap;
+			bpf_later = true;
+		}
 	}
-	if (base) {
-		g_store.kind = store_kind::bpf;
-	} else {
+	if (!bpf_later)
 		nr_shards = plan_shards(false);
-		size = total_size(nr_shards, capacity);
-	}
+	size_t size = total_size(nr_shards, capacity);
 
-	if (!base && requested != store_kind::none) {
+	if (requested != store_kind::none) {
 		int fd = store_file_open(pid, size, g_store.path, sizeof(g_store.path));
 		if (fd >= 0) {
 			void *m = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -156,9 +159,10 @@ bool store_create(store_kind requested)
 			}
 		}
 		if (!base) {
-			if (requested == store_kind::shm)
-				log_message("ALLOCINFO_STORE=shm: cannot create %s (%s); counters "
+			if (requested != store_kind::automatic)
+				log_message("ALLOCINFO_STORE=%s: cannot create %s (%s); counters "
 					    "stay private to the process",
+					    requested == store_kind::bpf ? "bpf" : "shm",
 					    g_store.path[0] ? g_store.path : "a memfd",
 					    strerror(errno));
 			g_store.path[0] = '\0';
@@ -175,11 +179,13 @@ bool store_create(store_kind requested)
 
 	auto *h = reinterpret_cast<allocinfo_store_header *>(base);
 	layout(h, nr_shards, capacity);
-	h->backend = g_store.kind == store_kind::bpf ? 1 : 0;
+	h->backend = 0;
 	h->pid = (int32_t)pid;
 	h->start_time = process_start_time(pid);
 	h->state = ALLOCINFO_STATE_LIVE;
 	attach(base, size);
+	if (bpf_later && g_store.kind == store_kind::shm)
+		g_store_pending = STORE_PENDING_BPF;
 	return true;
 }
 
@@ -373,12 +379,14 @@ static bool make_private_copy()
 	return true;
 }
 
-bool g_store_pending;
+uint32_t g_store_pending;
 
 namespace {
 
 /* What the child's store is to be once published, and who is publishing it. */
 store_kind g_pending_kind = store_kind::none;
+/* A child of a process still waiting for its BPF maps makes maps of its own. */
+bool g_bpf_wanted_fresh;
 pthread_mutex_t g_pending_lock = PTHREAD_MUTEX_INITIALIZER;
 __thread bool t_publishing __attribute__((tls_model("initial-exec")));
 
@@ -388,7 +396,10 @@ __thread bool t_publishing __attribute__((tls_model("initial-exec")));
 void publish_child_store()
 {
 	store_kind kind = g_pending_kind;
-	if (kind == store_kind::bpf) {
+	if (kind == store_kind::bpf && g_bpf_wanted_fresh) {
+		/* The parent had no maps yet: an shm store first, then maps of our own. */
+		kind = store_kind::shm;
+	} else if (kind == store_kind::bpf) {
 		if (store_bpf_fork_child()) {
 			g_store.kind = store_kind::bpf;
 			return;
@@ -406,6 +417,12 @@ void publish_child_store()
 		store_file_keep_child(fd, path);
 		memcpy(g_store.path, path, sizeof(path));
 		g_store.kind = kind;
+		if (g_bpf_wanted_fresh) {
+			if (store_bpf_prepare(pid) && store_bpf_attach())
+				g_store.kind = store_kind::bpf;
+			else
+				store_bpf_abandon();
+		}
 		return;
 	}
 	/* Keep counting alone in the private copy, which no reader sees. */
@@ -427,28 +444,31 @@ void store_fork_child()
 	/* A child of a child that had not published yet: fork itself copied the private
 	 * store, and this child publishes its own in turn. An anonymous store was copied
 	 * by fork too. */
-	if (g_store_pending || g_store.kind == store_kind::none)
+	uint32_t pending = g_store_pending;
+	if (pending == STORE_PENDING_FORK || g_store.kind == store_kind::none)
 		return;
 	if (!make_private_copy()) {
 		log_message("fork: cannot copy the store for the child (%s); its counts are lost",
 			    strerror(errno));
 		return;
 	}
-	g_pending_kind = g_store.kind;
+	g_bpf_wanted_fresh = pending == STORE_PENDING_BPF;
+	g_pending_kind = g_bpf_wanted_fresh ? store_kind::bpf : g_store.kind;
 	if (g_store.kind == store_kind::bpf)
 		store_bpf_fork_pending();
 	g_store.kind = store_kind::none;
 	g_store.path[0] = '\0';
 	pthread_mutex_init(&g_pending_lock, nullptr);
-	__atomic_store_n(&g_store_pending, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&g_store_pending, STORE_PENDING_FORK, __ATOMIC_RELEASE);
 }
 
 bool store_pending_update(uint32_t slot, int64_t bytes, int64_t calls)
 {
-	/* Inside the library (it may hold the registry lock), while fork holds it, or
-	 * from the publishing itself: counted where this thread may count now, the
-	 * shared shard, atomically. */
-	bool busy = allocinfo__thread.override == &g_discard_tag || in_fork_window();
+	/* Inside the library (it may hold the registry lock), while fork holds it, from
+	 * the publishing itself, or while the BPF maps are not made yet: counted in the
+	 * shared shard, atomically, under the lock the publisher holds while it copies. */
+	bool busy = allocinfo__thread.override == &g_discard_tag || in_fork_window() ||
+		    __atomic_load_n(&g_store_pending, __ATOMIC_ACQUIRE) == STORE_PENDING_BPF;
 	if (t_publishing || busy) {
 		if (!t_publishing)
 			pthread_mutex_lock(&g_pending_lock);
@@ -462,22 +482,50 @@ bool store_pending_update(uint32_t slot, int64_t bytes, int64_t calls)
 			pthread_mutex_unlock(&g_pending_lock);
 		return counted;
 	}
-	/* Every other update waits here until the store is published: none is written
-	 * into the private copy while it is being copied. */
+	/* A forked child's first update: every other update waits here until the store
+	 * is published, so none is written into the private copy while it is copied. */
 	registry_lock();
 	pthread_mutex_lock(&g_pending_lock);
-	if (store_pending()) {
+	bool published = false;
+	if (__atomic_load_n(&g_store_pending, __ATOMIC_ACQUIRE) == STORE_PENDING_FORK) {
 		t_publishing = true;
 		publish_child_store();
-		__atomic_store_n(&g_store_pending, false, __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&g_pending_lock);
-		store_bpf_published();	/* may allocate: counted in the new store */
+		__atomic_store_n(&g_store_pending, 0, __ATOMIC_RELEASE);
 		t_publishing = false;
-	} else {
-		pthread_mutex_unlock(&g_pending_lock);
+		published = true;
 	}
+	pthread_mutex_unlock(&g_pending_lock);
 	registry_unlock();
+	if (published)
+		store_bpf_published();	/* may allocate: counted in the new store */
 	return false;
+}
+
+bool store_publish_bpf()
+{
+	if (__atomic_load_n(&g_store_pending, __ATOMIC_ACQUIRE) != STORE_PENDING_BPF)
+		return false;
+	/* The maps first, while the program runs on. */
+	bool ok = store_bpf_prepare(getpid());
+	registry_lock();
+	pthread_mutex_lock(&g_pending_lock);
+	if (__atomic_load_n(&g_store_pending, __ATOMIC_ACQUIRE) != STORE_PENDING_BPF) {
+		ok = false;	/* published meanwhile */
+	} else if (ok) {
+		t_publishing = true;
+		ok = store_bpf_attach();
+		t_publishing = false;
+		if (ok)
+			g_store.kind = store_kind::bpf;
+	}
+	if (!ok)
+		store_bpf_abandon();
+	__atomic_store_n(&g_store_pending, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&g_pending_lock);
+	registry_unlock();
+	if (ok)
+		store_bpf_published();
+	return ok;
 }
 
 void store_retire()

@@ -75,19 +75,30 @@ void store_sum(uint32_t slot, int64_t *bytes, int64_t *calls) HIDDEN;
  */
 void store_fork_child() HIDDEN;
 
-/* Set while this process (a forked child) counts in a private copy not yet
- * published; every thread then counts through counter_add_unowned(). */
-extern bool g_store_pending HIDDEN;
+/* Set while this process counts in a store not yet published as asked; every thread
+ * then counts through counter_add_unowned(), without a shard:
+ *   STORE_PENDING_FORK  a forked child, in a private copy (store_fork_child());
+ *   STORE_PENDING_BPF   asked for a BPF store, in its shm store of the same layout,
+ *                       until a thread of the library's makes the maps
+ *                       (store_bpf_ready()), after the process has lived a while. */
+constexpr uint32_t STORE_PENDING_FORK = 1, STORE_PENDING_BPF = 2;
+extern uint32_t g_store_pending HIDDEN;
 static inline bool store_pending()
 {
-	return __atomic_load_n(&g_store_pending, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&g_store_pending, __ATOMIC_ACQUIRE) != 0;
 }
 
-/* From counter_add_unowned() while store_pending(): publishes the child's store and
- * returns false (the caller then counts as usual), or, where it cannot wait for the
- * registry lock (inside the library, or while fork holds it), counts the update in
- * the private copy's shard 0 and returns true. */
+/* From counter_add_unowned() while store_pending(): publishes a forked child's store
+ * and returns false (the caller then counts as usual), or, where it cannot wait for
+ * the registry lock (inside the library, or while fork holds it) or the store is
+ * waiting for its BPF maps, counts the update in shard 0, atomically, and returns
+ * true. */
 bool store_pending_update(uint32_t slot, int64_t bytes, int64_t calls) HIDDEN;
+
+/* The library's thread, once the process has lived a while: moves the counters of
+ * a store waiting for its BPF maps (STORE_PENDING_BPF) into them, while every
+ * update waits. False if no BPF store could be made (it stays shm). */
+bool store_publish_bpf() HIDDEN;
 
 /* At exit: marks the store exited and removes its name (a named file's). */
 void store_retire() HIDDEN;
