@@ -73,6 +73,7 @@ void on_exit()
 void fork_prepare()
 {
 	registry_fork_prepare();
+	store_fork_prepare();
 }
 
 void fork_parent()

@@ -347,18 +347,19 @@ static bool fill_child_file(int fd, pid_t pid)
 }
 
 /*
- * The store in place becomes a private anonymous copy of its used part: the header
- * (with this process's pid), the used tag slots, their tokens and strings, and the
- * used part of each shard that may hold counts. False if no memory could be mapped;
- * nothing is changed then.
+ * The private copy a forked child counts in until it publishes its store: made by
+ * the parent just before fork (store_fork_prepare()), in private anonymous memory of
+ * the store's layout, and moved onto the store's address by the child, which then
+ * copies nothing: fork gave it the pages. Copied before fork, the child's counts are
+ * exactly the parent's at the fork for the forking thread, whatever the parent does
+ * next. Kept by the parent for its next fork (a few used pages).
  */
-static bool make_private_copy()
+char *g_shadow;
+
+/* The used part of the store into dst (same layout): the header, the used tag slots,
+ * their tokens and strings, and the used part of each shard that may hold counts. */
+static void copy_used(char *dst)
 {
-	void *m = mmap(nullptr, g_store.size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (m == MAP_FAILED)
-		return false;
-	char *dst = static_cast<char *>(m);
 	allocinfo_store_header *h = g_store.hdr;
 	uint32_t nr = h->nr_tags;
 	memcpy(dst, g_store.base, sizeof(*h));
@@ -369,14 +370,6 @@ static bool make_private_copy()
 		size_t off = h->counters_offset + ((size_t)shard << g_store.shard_shift);
 		memcpy(dst + off, g_store.base + off, (size_t)nr * sizeof(allocinfo_counter));
 	}
-	reinterpret_cast<allocinfo_store_header *>(dst)->pid = (int32_t)getpid();
-	/* Onto the old address: the fast path keeps its pointers. */
-	if (mremap(m, g_store.size, g_store.size, MREMAP_MAYMOVE | MREMAP_FIXED, g_store.base) ==
-	    MAP_FAILED) {
-		munmap(m, g_store.size);
-		return false;
-	}
-	return true;
 }
 
 uint32_t g_store_pending;
@@ -439,6 +432,21 @@ void publish_child_store()
 
 } /* namespace */
 
+void store_fork_prepare()
+{
+	bool publishes = !(g_store_pending == STORE_PENDING_FORK || g_store.kind == store_kind::none);
+	if (publishes && !g_shadow) {
+		void *m = mmap(nullptr, g_store.size, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (m != MAP_FAILED)
+			g_shadow = static_cast<char *>(m);
+	}
+	/* Without one, the child must find the counters mapped (store_bpf.h). */
+	store_bpf_fork_counters(publishes && g_shadow);
+	if (publishes && g_shadow)
+		copy_used(g_shadow);
+}
+
 void store_fork_child()
 {
 	/* A child of a child that had not published yet: fork itself copied the private
@@ -447,11 +455,15 @@ void store_fork_child()
 	uint32_t pending = g_store_pending;
 	if (pending == STORE_PENDING_FORK || g_store.kind == store_kind::none)
 		return;
-	if (!make_private_copy()) {
+	if (!g_shadow || mremap(g_shadow, g_store.size, g_store.size, MREMAP_MAYMOVE | MREMAP_FIXED,
+				g_store.base) == MAP_FAILED) {
+		/* Written into by no one from here: counting goes on, lost to readers. */
 		log_message("fork: cannot copy the store for the child (%s); its counts are lost",
 			    strerror(errno));
 		return;
 	}
+	g_shadow = nullptr;	/* moved: the child makes its own if it forks */
+	g_store.hdr->pid = (int32_t)getpid();
 	g_bpf_wanted_fresh = pending == STORE_PENDING_BPF;
 	g_pending_kind = g_bpf_wanted_fresh ? store_kind::bpf : g_store.kind;
 	if (g_store.kind == store_kind::bpf)

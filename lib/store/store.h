@@ -66,10 +66,12 @@ void store_clear_tag(uint32_t slot) HIDDEN;
 /* Sum of a slot's counters over all shards. */
 void store_sum(uint32_t slot, int64_t *bytes, int64_t *calls) HIDDEN;
 
+/* Just before fork, registry lock held: the private copy the child will count in. */
+void store_fork_prepare() HIDDEN;
+
 /*
- * In a forked child: a private copy of the parent's store, mapped at the same address
- * so every pointer into it stays valid (a few pages copied, no system call but two
- * mappings). The child's own shm or BPF store is made from it later, by
+ * In a forked child: the private copy of the parent's store made before fork, moved
+ * to the store's address so every pointer into it stays valid (one system call). The child's own shm or BPF store is made from it later, by
  * store_publish_pending(), at the child's first counter update (thread_shard.cpp): a
  * child that execs or exits without allocating never pays for one.
  */

@@ -212,6 +212,7 @@ struct bpf_state {
 	bool ready = false;	/* the constructor has run: the iterator is loaded */
 	bool inherited = false;	/* a fork child's: the maps and pins are the parent's */
 	bool fresh = false;	/* new maps: the tags map is still empty */
+	bool left_out = false;	/* the counters map is not mapped in fork children */
 	bpf_maps prepared;	/* made and pinned, not yet holding the counters */
 	const allocinfo_reader_v1 *module = nullptr;	/* names tags, loads the iterator */
 	bpf_maps maps;
@@ -390,11 +391,16 @@ void sweep_dead()
  */
 int check_pin_root(const char **why)
 {
-	if (mkdir(ALLOCINFO_BPF_DIR, 0755) == 0)
-		chmod(ALLOCINFO_BPF_DIR, 0755);	/* whatever the umask */
+	/* Looked at first: mkdir of a directory that exists waits for bpffs's lock. */
 	struct stat st;
-	if (lstat(ALLOCINFO_BPF_DIR, &st) != 0)
-		return errno;
+	if (lstat(ALLOCINFO_BPF_DIR, &st) != 0) {
+		if (errno != ENOENT)
+			return errno;
+		if (mkdir(ALLOCINFO_BPF_DIR, 0755) == 0)
+			chmod(ALLOCINFO_BPF_DIR, 0755);	/* whatever the umask */
+		if (lstat(ALLOCINFO_BPF_DIR, &st) != 0)
+			return errno;
+	}
 	static bool said;
 	if (!S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid())) {
 		*why = ALLOCINFO_BPF_DIR " is not a directory of root's or this user's";
@@ -593,6 +599,7 @@ bool store_bpf_attach()
 	__atomic_fetch_add(&g_store.hdr->generation, 1, __ATOMIC_RELEASE);
 	m.place_tags_high();
 	g_bpf.maps = m;
+	g_bpf.left_out = false;	/* a new mapping: copied into children */
 	g_bpf.prepared = bpf_maps();
 	g_bpf.active = true;
 	g_bpf.fresh = true;
@@ -799,6 +806,7 @@ bool store_bpf_fork_child()
 	g_bpf.maps.close_all();
 	m.place_tags_high();
 	g_bpf.maps = m;
+	g_bpf.left_out = false;	/* a new mapping: copied into children */
 	memcpy(g_bpf.dir, dir, sizeof(dir));
 	memcpy(g_store.path, path, sizeof(path));
 	return true;
@@ -824,6 +832,14 @@ void store_bpf_published()
 	g_bpf.maps.close_unneeded();
 	if (err && g_bpf.loud)
 		log_message("ALLOCINFO_STORE=bpf: cannot load the report iterator (%s)", strerror(err));
+}
+
+void store_bpf_fork_counters(bool leave_out)
+{
+	if (!g_bpf.active || g_bpf.inherited || g_bpf.left_out == leave_out)
+		return;
+	if (madvise(g_store.counters, g_bpf.map_bytes, leave_out ? MADV_DONTFORK : MADV_DOFORK) == 0)
+		g_bpf.left_out = leave_out;
 }
 
 void store_bpf_fork_pending()

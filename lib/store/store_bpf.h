@@ -49,6 +49,11 @@ void store_bpf_tag_published(uint32_t slot) HIDDEN;
 void store_bpf_tag_flags(uint32_t slot) HIDDEN;
 void store_bpf_tag_cleared(uint32_t slot) HIDDEN;
 
+/* Before fork: whether the counters map is left out of the child (MADV_DONTFORK),
+ * which then neither copies nor unmaps its page tables; only when the child gets its
+ * counters from a private copy made before fork. */
+void store_bpf_fork_counters(bool leave_out) HIDDEN;
+
 /* In a forked child of a BPF-backed process, at fork: the maps and pins held are
  * the parent's, and nothing here writes them until store_bpf_fork_child(). */
 void store_bpf_fork_pending() HIDDEN;
@@ -84,6 +89,7 @@ inline void store_bpf_ready() {}
 inline void store_bpf_tag_published(uint32_t) {}
 inline void store_bpf_tag_flags(uint32_t) {}
 inline void store_bpf_tag_cleared(uint32_t) {}
+inline void store_bpf_fork_counters(bool) {}
 inline void store_bpf_fork_pending() {}
 inline bool store_bpf_fork_child() { return false; }
 inline void store_bpf_published() {}

@@ -29,7 +29,7 @@ for store in $stores; do
 		fail "$store: before its first update: $(cat "$work/before")"
 	[ -e "$pins/$child" ] && fail "$store: pins for $child before it counted"
 
-	echo >"$work/a"
+	: >"$work/a"
 	n=0
 	until grep -q allocated "$work/out"; do
 		n=$((n + 1)); [ $n -lt 400 ] || fail "$store: the child did not allocate"; sleep 0.05
@@ -44,7 +44,7 @@ for store in $stores; do
 		grep -E -q "^ +77 +1 .*$src:$line_child " "$pins/$child/allocinfo" ||
 			fail "bpf: the child's iterator lacks its block"
 	fi
-	echo >"$work/b"
+	: >"$work/b"
 	wait "$parent" || fail "$store: the child failed (status $?): $(cat "$work/err")"
 	[ -s "$work/err" ] && fail "$store: messages: $(cat "$work/err")"
 done
