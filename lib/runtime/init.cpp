@@ -74,6 +74,7 @@ void on_exit()
 void fork_prepare()
 {
 	registry_fork_prepare();
+	store_fork_prepare();
 }
 
 void fork_parent()
@@ -81,14 +82,15 @@ void fork_parent()
 	registry_fork_parent();
 }
 
-/* The child's own store first, while the registry lock still keeps every tag
- * writer out: a tag published before it would land in the parent's store. */
+/* The child's private store first, while the registry lock still keeps every tag
+ * writer out (a tag published before it would land in the parent's store), and
+ * before the shards, which wait for it to be published. */
 void fork_child()
 {
 	route_fork_child();
 	small::fork_child();
+	store_fork_child();	/* a private copy; published at the first update */
 	shards_fork_child();
-	store_fork_child();
 	registry_fork_child();
 }
 

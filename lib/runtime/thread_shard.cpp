@@ -127,6 +127,9 @@ bool claim()
 
 void counter_add_unowned(uint32_t slot, int64_t bytes, int64_t calls)
 {
+	/* A forked child's first update publishes its store (store.h). */
+	if (unlikely(store_pending()) && store_pending_update(slot, bytes, calls))
+		return;
 	if ((t_state == shard_state::none ||
 	     (t_state == shard_state::waiting &&
 	      __atomic_load_n(&g_given_back, __ATOMIC_RELAXED) != t_seen_given_back)) &&
@@ -159,8 +162,14 @@ void shards_fork_child()
 {
 	memset(g_taken, 0, sizeof(g_taken));
 	g_taken[0] = 1;
-	if (t_state == shard_state::owned)
+	if (store_pending()) {
+		/* No shard until the child's store is published: the first update then
+		 * takes the slow path, which publishes it. */
+		allocinfo__thread.shard = nullptr;
+		t_state = shard_state::none;
+	} else if (t_state == shard_state::owned) {
 		g_taken[t_index / 64] |= 1ull << (t_index % 64);
+	}
 	g_given_back++;	/* the parent's other threads' shards: free here */
 }
 

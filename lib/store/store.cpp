@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "procfs.h"
+#include "registry.h"
 #include "store_bpf.h"
 #include "store_file.h"
 
@@ -126,24 +128,27 @@ bool store_create(store_kind requested)
 {
 	uint32_t nr_shards = 0;
 	uint32_t capacity = STORE_TAG_CAPACITY;
-	size_t size = 0;
 	pid_t pid = getpid();
 	char *base = nullptr;
 
-	/* BPF maps only when asked for: creating them costs milliseconds at every
-	 * start, and their pins outlive a process that ends without exit handlers. */
+	/* BPF maps only when asked for, and never here: making them and loading the
+	 * iterator costs milliseconds, which a process that ends within them never
+	 * pays. The store starts as shm, in the BPF store's layout, and gets its maps
+	 * from the library's thread (store_bpf_ready()). */
+	bool bpf_later = false;
 	if (requested == store_kind::bpf) {
 		nr_shards = plan_shards(true);
-		base = store_bpf_create(pid, nr_shards, requested == store_kind::bpf, &capacity, &size);
+		uint32_t cap = store_bpf_probe(true, nr_shards);
+		if (cap) {
+			capacity = cap;
+			bpf_later = true;
+		}
 	}
-	if (base) {
-		g_store.kind = store_kind::bpf;
-	} else {
+	if (!bpf_later)
 		nr_shards = plan_shards(false);
-		size = total_size(nr_shards, capacity);
-	}
+	size_t size = total_size(nr_shards, capacity);
 
-	if (!base && requested != store_kind::none) {
+	if (requested != store_kind::none) {
 		int fd = store_file_open(pid, size, g_store.path, sizeof(g_store.path));
 		if (fd >= 0) {
 			void *m = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -158,9 +163,10 @@ bool store_create(store_kind requested)
 			}
 		}
 		if (!base) {
-			if (requested == store_kind::shm)
-				log_message("ALLOCINFO_STORE=shm: cannot create %s (%s); counters "
+			if (requested != store_kind::automatic)
+				log_message("ALLOCINFO_STORE=%s: cannot create %s (%s); counters "
 					    "stay private to the process",
+					    requested == store_kind::bpf ? "bpf" : "shm",
 					    g_store.path[0] ? g_store.path : "a memfd",
 					    strerror(errno));
 			g_store.path[0] = '\0';
@@ -177,11 +183,13 @@ bool store_create(store_kind requested)
 
 	auto *h = reinterpret_cast<allocinfo_store_header *>(base);
 	layout(h, nr_shards, capacity);
-	h->backend = g_store.kind == store_kind::bpf ? 1 : 0;
+	h->backend = 0;
 	h->pid = (int32_t)pid;
 	h->start_time = process_start_time(pid);
 	h->state = ALLOCINFO_STATE_LIVE;
 	attach(base, size);
+	if (bpf_later && g_store.kind == store_kind::shm)
+		g_store_pending = STORE_PENDING_BPF;
 	return true;
 }
 
@@ -331,37 +339,27 @@ static bool write_at(int fd, const void *buf, size_t len, off_t off)
 	return true;
 }
 
-/* Copies [off, off + len) of the parent's store into the same place of fd: file to
- * file when the parent's memfd is at hand (no page of it faulted into the child),
- * else from the mapping. */
-static bool copy_region(int src, int fd, size_t off, size_t len)
+/* Writes [off, off + len) of the store as mapped here into the same place of fd. */
+static bool copy_region(int fd, size_t off, size_t len)
 {
-	loff_t in = (loff_t)off, out = (loff_t)off;
-	size_t left = len;
-	while (src >= 0 && left) {
-		ssize_t n = copy_file_range(src, &in, fd, &out, left, 0);
-		if (n <= 0)
-			break;
-		left -= (size_t)n;
-	}
-	return !left || write_at(fd, g_store.base + (off + len - left), left,
-				 (off_t)(off + len - left));
+	return write_at(fd, g_store.base + off, len, (off_t)off);
 }
 
-/* A forked child's new store file, written from the parent's store: the used tag
- * slots, strings and counters, then the header with the child's pid, its magic
- * last, so a reader never finds the parent's pid in the child's file. */
+/* A forked child's new store file, written from the private copy it counted in: the
+ * used tag slots, their tokens, strings and counters, then the header with the
+ * child's pid, its magic last, so a reader never finds the parent's pid in the
+ * child's file. */
 static bool fill_child_file(int fd, pid_t pid)
 {
 	allocinfo_store_header *h = g_store.hdr;
 	uint32_t nr = h->nr_tags;
-	int src = store_file_inherited_fd();
-	if (!copy_region(src, fd, h->tags_offset, (size_t)nr * sizeof(allocinfo_store_tag)) ||
-	    !copy_region(src, fd, h->strings_offset, h->strings_used))
+	if (!copy_region(fd, h->tags_offset, (size_t)nr * sizeof(allocinfo_store_tag)) ||
+	    !copy_region(fd, h->strings_offset, h->strings_used) ||
+	    !copy_region(fd, h->ext_offset, (size_t)nr * sizeof(allocinfo_store_tag_ext)))
 		return false;
 	for (uint32_t shard = 0, n = shards_in_use(); shard < n; shard++) {
 		size_t off = h->counters_offset + ((size_t)shard << g_store.shard_shift);
-		if (!copy_region(src, fd, off, (size_t)nr * sizeof(allocinfo_counter)))
+		if (!copy_region(fd, off, (size_t)nr * sizeof(allocinfo_counter)))
 			return false;
 	}
 	allocinfo_store_header nh;
@@ -375,56 +373,23 @@ static bool fill_child_file(int fd, pid_t pid)
 	       write_at(fd, nh.magic, sizeof(nh.magic), 0);
 }
 
-void store_fork_child()
+/*
+ * The private copy a forked child counts in until it publishes its store: made by
+ * the parent just before fork (store_fork_prepare()), in private anonymous memory of
+ * the store's layout, and moved onto the store's address by the child, which then
+ * copies nothing: fork gave it the pages. Copied before fork, the child's counts are
+ * exactly the parent's at the fork for the forking thread, whatever the parent does
+ * next. Kept by the parent for its next fork (a few used pages).
+ */
+char *g_shadow;
+
+/* The used part of the store into dst (same layout): the header, the used tag slots,
+ * their tokens and strings, and the used part of each shard that may hold counts. */
+static void copy_used(char *dst)
 {
-	if (g_store.kind == store_kind::bpf) {
-		if (store_bpf_fork_child())
-			return;
-		/* No BPF store for the child: an shm store of the same layout. */
-		store_bpf_forget();
-		g_store.kind = store_kind::shm;
-	}
-	if (g_store.kind != store_kind::shm)
-		return;	/* a private anonymous store was copied by fork itself */
-	pid_t pid = getpid();
-	char path[sizeof(g_store.path)];
-	int fd = store_file_open(pid, g_store.size, path, sizeof(path));
-	/* The usual way: the used part written into the new file, which is then mapped
-	 * over the parent's at the same address, in one call. */
-	if (fd >= 0 && fill_child_file(fd, pid) &&
-	    mmap(g_store.base, g_store.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
-		 0) != MAP_FAILED) {
-		store_file_keep_child(fd, path);
-		memcpy(g_store.path, path, sizeof(path));
-		return;
-	}
-	void *m = MAP_FAILED;
-	if (fd >= 0)
-		m = mmap(nullptr, g_store.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED) {
-		/* Keep counting alone in private memory rather than into the parent's. */
-		m = mmap(nullptr, g_store.size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (fd >= 0) {
-			close(fd);
-			if (path[0])
-				unlink(path);
-		}
-		fd = -1;
-		path[0] = '\0';
-		store_file_drop_inherited();
-		if (m == MAP_FAILED) {
-			/* Nothing else to map: leave the parent's store, which we must not
-			 * write; the counts of this child are lost. */
-			log_message("fork: cannot map a store for the child (%s)", strerror(errno));
-			return;
-		}
-	}
-	/* Copy only what is in use: the header, the used tag slots and strings, and the
-	 * used part of each shard that may hold counts. */
-	char *dst = static_cast<char *>(m);
 	allocinfo_store_header *h = g_store.hdr;
 	uint32_t nr = h->nr_tags;
+	memcpy(dst, g_store.base, sizeof(*h));
 	memcpy(dst + h->tags_offset, g_store.tags, (size_t)nr * sizeof(allocinfo_store_tag));
 	memcpy(dst + h->strings_offset, g_store.strings, h->strings_used);
 	memcpy(dst + h->ext_offset, g_store.ext, (size_t)nr * sizeof(allocinfo_store_tag_ext));
@@ -432,35 +397,174 @@ void store_fork_child()
 		size_t off = h->counters_offset + ((size_t)shard << g_store.shard_shift);
 		memcpy(dst + off, g_store.base + off, (size_t)nr * sizeof(allocinfo_counter));
 	}
-	/* The header last, and its magic after the rest of it: until then a reader that
-	 * finds the new file sees no store, never the parent's pid in the child's file. */
-	allocinfo_store_header nh;
-	memcpy(&nh, g_store.base, sizeof(nh));
-	nh.pid = (int32_t)pid;
-	nh.start_time = process_start_time(pid);
-	nh.state = ALLOCINFO_STATE_LIVE;
-	nh.backend = 0;
-	memcpy(dst + sizeof(nh.magic), reinterpret_cast<char *>(&nh) + sizeof(nh.magic),
-	       sizeof(nh) - sizeof(nh.magic));
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	memcpy(dst, nh.magic, sizeof(nh.magic));
-	/* Move the copy onto the old address: the fast path keeps its pointers. */
-	void *moved = mremap(m, g_store.size, g_store.size, MREMAP_MAYMOVE | MREMAP_FIXED,
-			     g_store.base);
-	if (moved == MAP_FAILED) {
-		log_message("fork: cannot move the child's store into place (%s)", strerror(errno));
-		munmap(m, g_store.size);
-		if (fd >= 0)
-			close(fd);
-		if (path[0])
-			unlink(path);
+}
+
+uint32_t g_store_pending;
+
+namespace {
+
+/* What the child's store is to be once published, and who is publishing it. */
+store_kind g_pending_kind = store_kind::none;
+/* A child of a process still waiting for its BPF maps makes maps of its own. */
+bool g_bpf_wanted_fresh;
+pthread_mutex_t g_pending_lock = PTHREAD_MUTEX_INITIALIZER;
+__thread bool t_publishing __attribute__((tls_model("initial-exec")));
+
+/* Registry lock and g_pending_lock held, the store a private copy: the child's shm
+ * (or BPF) store, written from it and mapped over it. Allocates nothing before the
+ * new store is in place, so no update of this thread falls between copy and map. */
+void publish_child_store()
+{
+	store_kind kind = g_pending_kind;
+	if (kind == store_kind::bpf && g_bpf_wanted_fresh) {
+		/* The parent had no maps yet: an shm store first, then maps of our own. */
+		kind = store_kind::shm;
+	} else if (kind == store_kind::bpf) {
+		if (store_bpf_fork_child()) {
+			g_store.kind = store_kind::bpf;
+			return;
+		}
+		/* No BPF store for the child: an shm store of the same layout. */
+		store_bpf_forget();
+		kind = store_kind::shm;
+	}
+	pid_t pid = getpid();
+	char path[sizeof(g_store.path)];
+	int fd = store_file_open(pid, g_store.size, path, sizeof(path));
+	if (fd >= 0 && fill_child_file(fd, pid) &&
+	    mmap(g_store.base, g_store.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+		 0) != MAP_FAILED) {
+		store_file_keep_child(fd, path);
+		memcpy(g_store.path, path, sizeof(path));
+		g_store.kind = kind;
+		if (g_bpf_wanted_fresh) {
+			if (store_bpf_prepare(pid) && store_bpf_attach())
+				g_store.kind = store_kind::bpf;
+			else
+				store_bpf_abandon();
+		}
 		return;
 	}
-	if (fd >= 0)
-		store_file_keep_child(fd, path);
-	memcpy(g_store.path, path, sizeof(path));
-	if (fd < 0)
-		g_store.kind = store_kind::none;
+	/* Keep counting alone in the private copy, which no reader sees. */
+	log_message("fork: cannot make a store for the child (%s); its counters stay private",
+		    strerror(errno));
+	if (fd >= 0) {
+		close(fd);
+		if (path[0])
+			unlink(path);
+	}
+	store_file_drop_inherited();
+	g_store.path[0] = '\0';
+}
+
+} /* namespace */
+
+void store_fork_prepare()
+{
+	bool publishes = !(g_store_pending == STORE_PENDING_FORK || g_store.kind == store_kind::none);
+	if (publishes && !g_shadow) {
+		void *m = mmap(nullptr, g_store.size, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (m != MAP_FAILED)
+			g_shadow = static_cast<char *>(m);
+	}
+	/* Without one, the child must find the counters mapped (store_bpf.h). */
+	store_bpf_fork_counters(publishes && g_shadow);
+	if (publishes && g_shadow)
+		copy_used(g_shadow);
+}
+
+void store_fork_child()
+{
+	/* A child of a child that had not published yet: fork itself copied the private
+	 * store, and this child publishes its own in turn. An anonymous store was copied
+	 * by fork too. */
+	uint32_t pending = g_store_pending;
+	if (pending == STORE_PENDING_FORK || g_store.kind == store_kind::none)
+		return;
+	if (!g_shadow || mremap(g_shadow, g_store.size, g_store.size, MREMAP_MAYMOVE | MREMAP_FIXED,
+				g_store.base) == MAP_FAILED) {
+		/* Written into by no one from here: counting goes on, lost to readers. */
+		log_message("fork: cannot copy the store for the child (%s); its counts are lost",
+			    strerror(errno));
+		return;
+	}
+	g_shadow = nullptr;	/* moved: the child makes its own if it forks */
+	g_store.hdr->pid = (int32_t)getpid();
+	g_bpf_wanted_fresh = pending == STORE_PENDING_BPF;
+	g_pending_kind = g_bpf_wanted_fresh ? store_kind::bpf : g_store.kind;
+	if (g_store.kind == store_kind::bpf)
+		store_bpf_fork_pending();
+	g_store.kind = store_kind::none;
+	g_store.path[0] = '\0';
+	pthread_mutex_init(&g_pending_lock, nullptr);
+	__atomic_store_n(&g_store_pending, STORE_PENDING_FORK, __ATOMIC_RELEASE);
+}
+
+bool store_pending_update(uint32_t slot, int64_t bytes, int64_t calls)
+{
+	/* Inside the library (it may hold the registry lock), while fork holds it, from
+	 * the publishing itself, or while the BPF maps are not made yet: counted in the
+	 * shared shard, atomically, under the lock the publisher holds while it copies. */
+	bool busy = allocinfo__thread.override == &g_discard_tag || in_fork_window() ||
+		    __atomic_load_n(&g_store_pending, __ATOMIC_ACQUIRE) == STORE_PENDING_BPF;
+	if (t_publishing || busy) {
+		if (!t_publishing)
+			pthread_mutex_lock(&g_pending_lock);
+		bool counted = t_publishing || store_pending();
+		if (counted) {
+			auto *c = reinterpret_cast<allocinfo_counter *>(g_store.counters + slot * 16ull);
+			__atomic_fetch_add(&c->bytes, bytes, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&c->calls, calls, __ATOMIC_RELAXED);
+		}
+		if (!t_publishing)
+			pthread_mutex_unlock(&g_pending_lock);
+		return counted;
+	}
+	/* A forked child's first update: every other update waits here until the store
+	 * is published, so none is written into the private copy while it is copied. */
+	registry_lock();
+	pthread_mutex_lock(&g_pending_lock);
+	bool published = false;
+	if (__atomic_load_n(&g_store_pending, __ATOMIC_ACQUIRE) == STORE_PENDING_FORK) {
+		t_publishing = true;
+		publish_child_store();
+		__atomic_store_n(&g_store_pending, 0, __ATOMIC_RELEASE);
+		t_publishing = false;
+		published = true;
+	}
+	pthread_mutex_unlock(&g_pending_lock);
+	registry_unlock();
+	if (published)
+		store_bpf_published();	/* may allocate: counted in the new store */
+	return false;
+}
+
+bool store_publish_bpf()
+{
+	if (__atomic_load_n(&g_store_pending, __ATOMIC_ACQUIRE) != STORE_PENDING_BPF)
+		return false;
+	/* The maps first, while the program runs on. */
+	bool ok = store_bpf_prepare(getpid());
+	registry_lock();
+	pthread_mutex_lock(&g_pending_lock);
+	if (__atomic_load_n(&g_store_pending, __ATOMIC_ACQUIRE) != STORE_PENDING_BPF) {
+		ok = false;	/* published meanwhile */
+	} else if (ok) {
+		t_publishing = true;
+		ok = store_bpf_attach();
+		t_publishing = false;
+		if (ok)
+			g_store.kind = store_kind::bpf;
+	}
+	if (!ok)
+		store_bpf_abandon();
+	__atomic_store_n(&g_store_pending, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&g_pending_lock);
+	registry_unlock();
+	if (ok)
+		store_bpf_published();
+	return ok;
 }
 
 void store_retire()

@@ -66,9 +66,41 @@ void store_clear_tag(uint32_t slot) HIDDEN;
 /* Sum of a slot's counters over all shards. */
 void store_sum(uint32_t slot, int64_t *bytes, int64_t *calls) HIDDEN;
 
-/* In a forked child: a new store for the new pid, starting from a copy of the parent's,
- * mapped at the same address so every pointer into it stays valid. */
+/* Just before fork, registry lock held: the private copy the child will count in. */
+void store_fork_prepare() HIDDEN;
+
+/*
+ * In a forked child: the private copy of the parent's store made before fork, moved
+ * to the store's address so every pointer into it stays valid (one system call). The child's own shm or BPF store is made from it later, by
+ * store_publish_pending(), at the child's first counter update (thread_shard.cpp): a
+ * child that execs or exits without allocating never pays for one.
+ */
 void store_fork_child() HIDDEN;
+
+/* Set while this process counts in a store not yet published as asked; every thread
+ * then counts through counter_add_unowned(), without a shard:
+ *   STORE_PENDING_FORK  a forked child, in a private copy (store_fork_child());
+ *   STORE_PENDING_BPF   asked for a BPF store, in its shm store of the same layout,
+ *                       until a thread of the library's makes the maps
+ *                       (store_bpf_ready()), after the process has lived a while. */
+constexpr uint32_t STORE_PENDING_FORK = 1, STORE_PENDING_BPF = 2;
+extern uint32_t g_store_pending HIDDEN;
+static inline bool store_pending()
+{
+	return __atomic_load_n(&g_store_pending, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* From counter_add_unowned() while store_pending(): publishes a forked child's store
+ * and returns false (the caller then counts as usual), or, where it cannot wait for
+ * the registry lock (inside the library, or while fork holds it) or the store is
+ * waiting for its BPF maps, counts the update in shard 0, atomically, and returns
+ * true. */
+bool store_pending_update(uint32_t slot, int64_t bytes, int64_t calls) HIDDEN;
+
+/* The library's thread, once the process has lived a while: moves the counters of
+ * a store waiting for its BPF maps (STORE_PENDING_BPF) into them, while every
+ * update waits. False if no BPF store could be made (it stays shm). */
+bool store_publish_bpf() HIDDEN;
 
 /* At exit: marks the store exited and removes its name (a named file's). */
 void store_retire() HIDDEN;

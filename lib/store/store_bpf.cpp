@@ -26,7 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -208,6 +210,10 @@ struct bpf_state {
 	bool active = false;	/* this process has a BPF store */
 	bool loud = false;	/* ALLOCINFO_STORE=bpf: say why something fails */
 	bool ready = false;	/* the constructor has run: the iterator is loaded */
+	bool inherited = false;	/* a fork child's: the maps and pins are the parent's */
+	bool fresh = false;	/* new maps: the tags map is still empty */
+	bool left_out = false;	/* the counters map is not mapped in fork children */
+	bpf_maps prepared;	/* made and pinned, not yet holding the counters */
 	const allocinfo_reader_v1 *module = nullptr;	/* names tags, loads the iterator */
 	bpf_maps maps;
 	uint32_t nr_cpus = 0, capacity = 0;
@@ -388,11 +394,16 @@ void sweep_dead()
  */
 int check_pin_root(const char **why)
 {
-	if (mkdir(ALLOCINFO_BPF_DIR, 0755) == 0)
-		chmod(ALLOCINFO_BPF_DIR, 0755);	/* whatever the umask */
+	/* Looked at first: mkdir of a directory that exists waits for bpffs's lock. */
 	struct stat st;
-	if (lstat(ALLOCINFO_BPF_DIR, &st) != 0)
-		return errno;
+	if (lstat(ALLOCINFO_BPF_DIR, &st) != 0) {
+		if (errno != ENOENT)
+			return errno;
+		if (mkdir(ALLOCINFO_BPF_DIR, 0755) == 0)
+			chmod(ALLOCINFO_BPF_DIR, 0755);	/* whatever the umask */
+		if (lstat(ALLOCINFO_BPF_DIR, &st) != 0)
+			return errno;
+	}
 	static bool said;
 	if (!S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid())) {
 		*why = ALLOCINFO_BPF_DIR " is not a directory of root's or this user's";
@@ -503,25 +514,49 @@ void say(const char *what, int err)
 
 } /* namespace */
 
-char *store_bpf_create(pid_t pid, uint32_t nr_cpus, bool loud, uint32_t *capacity, size_t *size)
+uint32_t store_bpf_probe(bool loud, uint32_t nr_cpus)
 {
 	g_bpf.loud = loud;
+	/* One map of one entry says whether this process may make maps, at the cost
+	 * of two system calls; the real ones are made later, off the start path. */
+	int fd = bpfsys::map_create(BPF_MAP_TYPE_ARRAY, "allocinfo_try", 4, 4, 1, 0, -1, 0, 0);
+	if (fd < 0) {
+		say("cannot create BPF maps", errno);
+		return 0;
+	}
+	close(fd);
+	const char *why = "";
+	struct statfs sf;
+	if (statfs("/sys/fs/bpf", &sf) != 0 || sf.f_type != BPF_FS_MAGIC) {
+		say("no BPF file system is mounted at /sys/fs/bpf", ENOENT);
+		return 0;
+	}
+	if (int err = check_pin_root(&why)) {
+		say(why, err);
+		return 0;
+	}
+	/* Here, not only when the maps are made: a process that ends before then must
+	 * still collect the pins of those that ended without exit handlers. */
+	sweep_dead();
 	uint32_t cap = capacity_for(nr_cpus);
 	allocinfo_store_header h;
 	memset(&h, 0, sizeof(h));
 	store_layout(&h, nr_cpus, cap);
-	size_t file_size = h.counters_offset, total = h.total_size;
-	size_t map_bytes = total - file_size;
 	g_bpf.nr_cpus = nr_cpus;
 	g_bpf.capacity = cap;
-	g_bpf.file_size = file_size;
-	g_bpf.map_bytes = map_bytes;
+	g_bpf.file_size = h.counters_offset;
+	g_bpf.map_bytes = h.total_size - h.counters_offset;
+	return cap;
+}
 
+bool store_bpf_prepare(pid_t pid)
+{
+	busy_guard guard;
 	bpf_maps m;
-	int err = create_maps(nr_cpus, cap, m);
+	int err = create_maps(g_bpf.nr_cpus, g_bpf.capacity, m);
 	if (err) {
 		say("cannot create BPF maps", err);
-		return nullptr;
+		return false;
 	}
 	const char *why = "";
 	err = pin_maps(pid, m, g_bpf.dir, sizeof(g_bpf.dir), &why);
@@ -529,71 +564,116 @@ char *store_bpf_create(pid_t pid, uint32_t nr_cpus, bool loud, uint32_t *capacit
 		say(why, err);
 		if (g_bpf.dir[0])
 			remove_dir(g_bpf.dir);
+		g_bpf.dir[0] = '\0';
 		m.close_all();
-		return nullptr;
+		return false;
 	}
+	g_bpf.prepared = m;
+	return true;
+}
 
-	/* One reservation: the file at its start, the counters map where a shm store
-	 * has its counters region. */
-	char *base = nullptr;
-	int fd = -1;
-	void *r = mmap(nullptr, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (r != MAP_FAILED) {
-		base = static_cast<char *>(r);
-		fd = store_file_open(pid, file_size, g_store.path, sizeof(g_store.path));
+bool store_bpf_attach()
+{
+	bpf_maps &m = g_bpf.prepared;
+	pid_t pid = getpid();
+	void *b = mmap(nullptr, g_bpf.map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, m.counters, 0);
+	if (b == MAP_FAILED || write_meta(m, pid, g_store.hdr->start_time,
+					  meta_store_name(g_store.path)) != 0) {
+		say("cannot map the BPF store", errno);
+		if (b != MAP_FAILED)
+			munmap(b, g_bpf.map_bytes);
+		return false;
 	}
-	if (fd < 0 ||
-	    mmap(base, file_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED ||
-	    mmap(base + file_size, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-		 m.counters, 0) == MAP_FAILED ||
-	    write_meta(m, pid, process_start_time(pid), meta_store_name(g_store.path)) != 0) {
-		err = errno;
-		say("cannot map the BPF store", err);
-		if (fd >= 0) {
-			close(fd);
-			if (g_store.path[0])
-				unlink(g_store.path);
-		}
-		g_store.path[0] = '\0';
-		if (base)
-			munmap(base, total);
-		remove_dir(g_bpf.dir);
-		m.close_all();
-		return nullptr;
+	/* The counters that may hold counts, then the map onto their address. */
+	uint32_t nr = g_store.hdr->nr_tags;
+	size_t stride = (size_t)g_bpf.capacity * sizeof(allocinfo_counter);
+	for (uint32_t shard = 0, n = shards_in_use(); shard < n; shard++)
+		memcpy(static_cast<char *>(b) + shard * stride, g_store.counters + shard * stride,
+		       (size_t)nr * sizeof(allocinfo_counter));
+	if (mremap(b, g_bpf.map_bytes, g_bpf.map_bytes, MREMAP_MAYMOVE | MREMAP_FIXED,
+		   g_store.counters) == MAP_FAILED) {
+		say("cannot map the BPF store", errno);
+		munmap(b, g_bpf.map_bytes);
+		return false;
 	}
-	store_file_keep(fd, g_store.path);
+	/* Readers find the counters in the pins now. The file keeps its size: a child
+	 * forked just before may still be copying its counters from it. */
+	__atomic_store_n(&g_store.hdr->backend, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&g_store.hdr->generation, 1, __ATOMIC_RELEASE);
 	m.place_tags_high();
 	g_bpf.maps = m;
+	g_bpf.left_out = false;	/* a new mapping: copied into children */
+	g_bpf.prepared = bpf_maps();
 	g_bpf.active = true;
-	*capacity = cap;
-	*size = total;
-	return base;
+	g_bpf.fresh = true;
+	return true;
 }
+
+void store_bpf_abandon()
+{
+	g_bpf.prepared.close_all();
+	if (g_bpf.dir[0])
+		remove_dir(g_bpf.dir);
+	g_bpf.dir[0] = '\0';
+}
+
+namespace {
+
+/* Put off so that a process that ends within it pays nothing for its maps. */
+constexpr long PUBLISH_DELAY_NS = 10 * 1000 * 1000;
+
+void *publisher(void *)
+{
+	struct timespec d = { 0, PUBLISH_DELAY_NS };
+	while (nanosleep(&d, &d) != 0 && errno == EINTR) {
+	}
+	store_publish_bpf();
+	return nullptr;
+}
+
+/* The thread that makes the maps, with every signal blocked (the program's threads
+ * take them) and a small stack; made there and then when no thread can be made. */
+void start_publisher()
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	sigset_t all, old;
+	sigfillset(&all);
+	bool made = false;
+	if (pthread_attr_init(&attr) == 0) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_attr_setstacksize(&attr, 256 * 1024);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		made = pthread_create(&t, &attr, publisher, nullptr) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, nullptr);
+		pthread_attr_destroy(&attr);
+	}
+	if (!made)
+		store_publish_bpf();
+}
+
+/* Registry lock held: every published tag into the tags map. */
+void put_all_tags()
+{
+	for (uint32_t slot = 0, n = g_store.hdr->nr_tags; slot < n; slot++)
+		if (g_store.tags[slot].flags & ALLOCINFO_TAGF_USED)
+			put_tag(slot);
+}
+
+} /* namespace */
 
 void store_bpf_ready()
 {
-	if (!g_bpf.active)
-		return;
-	busy_guard guard;
 	g_bpf.ready = true;
-	/* Off the start path: the reader module, then the tags published so far. */
-	g_bpf.module = reader_module();
-	if (g_bpf.module) {
-		registry_lock();
-		for (uint32_t slot = 0, n = g_store.hdr->nr_tags; slot < n; slot++)
-			if (g_store.tags[slot].flags & ALLOCINFO_TAGF_USED)
-				put_tag(slot);
-		registry_unlock();
-	}
-	int err = load_iterator();
-	g_bpf.maps.close_unneeded();
-	if (err && g_bpf.loud)
-		log_message("ALLOCINFO_STORE=bpf: cannot load the report iterator (%s)", strerror(err));
+	if (__atomic_load_n(&g_store_pending, __ATOMIC_ACQUIRE) == STORE_PENDING_BPF)
+		start_publisher();
+	else
+		store_bpf_published();
 }
 
 void store_bpf_tag_published(uint32_t slot)
 {
-	if (!g_bpf.active)
+	if (!g_bpf.active || g_bpf.inherited)
 		return;
 	busy_guard guard;
 	put_tag(slot);
@@ -601,7 +681,7 @@ void store_bpf_tag_published(uint32_t slot)
 
 void store_bpf_tag_flags(uint32_t slot)
 {
-	if (!g_bpf.active)
+	if (!g_bpf.active || g_bpf.inherited)
 		return;
 	allocinfo_bpf_tag v;
 	if (bpfsys::map_lookup(g_bpf.maps.tags, &slot, &v) != 0) {
@@ -614,7 +694,7 @@ void store_bpf_tag_flags(uint32_t slot)
 
 void store_bpf_tag_cleared(uint32_t slot)
 {
-	if (!g_bpf.active)
+	if (!g_bpf.active || g_bpf.inherited)
 		return;
 	bpfsys::map_delete(g_bpf.maps.tags, &slot);
 }
@@ -713,30 +793,67 @@ bool store_bpf_fork_child()
 
 	/* The tags map: the parent's entries, already named. */
 	bool have_tags = holds_map(g_bpf.maps.tags, g_bpf.maps.tags_id);
-	for (uint32_t slot = 0; have_tags && slot < nr; slot++) {
+	g_bpf.inherited = false;
+	for (uint32_t slot = 0; slot < nr; slot++) {
 		allocinfo_bpf_tag v;
-		if (bpfsys::map_lookup(g_bpf.maps.tags, &slot, &v) == 0)
+		if (!(g_store.tags[slot].flags & ALLOCINFO_TAGF_USED))
+			continue;
+		if (have_tags && bpfsys::map_lookup(g_bpf.maps.tags, &slot, &v) == 0)
 			bpfsys::map_update(m.tags, &slot, &v);
+		else if (g_bpf.module) {	/* published in the child before now */
+			g_bpf.module->bpf_name_tag(g_store.base, g_bpf.file_size, slot, &v);
+			bpfsys::map_update(m.tags, &slot, &v);
+		}
 	}
 	/* The parent's descriptors, where the child still holds them. */
 	g_bpf.maps.close_all();
 	m.place_tags_high();
 	g_bpf.maps = m;
+	g_bpf.left_out = false;	/* a new mapping: copied into children */
 	memcpy(g_bpf.dir, dir, sizeof(dir));
 	memcpy(g_store.path, path, sizeof(path));
-	/* Before the constructor has run, it will load the child's own. */
-	int err = 0;
-	if (g_bpf.ready) {
-		err = load_iterator();
-		g_bpf.maps.close_unneeded();
+	return true;
+}
+
+void store_bpf_published()
+{
+	/* Before the constructor has run, it will do this. */
+	if (!g_bpf.active || !g_bpf.ready)
+		return;
+	busy_guard guard;
+	/* The reader module names the tags and loads the iterator; loading it takes
+	 * the loader's locks, so never with the registry lock held. */
+	if (!g_bpf.module)
+		g_bpf.module = reader_module();
+	if (g_bpf.module && g_bpf.fresh) {
+		registry_lock();
+		put_all_tags();
+		registry_unlock();
 	}
+	g_bpf.fresh = false;
+	int err = load_iterator();
+	g_bpf.maps.close_unneeded();
 	if (err && g_bpf.loud)
 		log_message("ALLOCINFO_STORE=bpf: cannot load the report iterator (%s)", strerror(err));
-	return true;
+}
+
+void store_bpf_fork_counters(bool leave_out)
+{
+	if (!g_bpf.active || g_bpf.inherited || g_bpf.left_out == leave_out)
+		return;
+	if (madvise(g_store.counters, g_bpf.map_bytes, leave_out ? MADV_DONTFORK : MADV_DOFORK) == 0)
+		g_bpf.left_out = leave_out;
+}
+
+void store_bpf_fork_pending()
+{
+	if (g_bpf.active)
+		g_bpf.inherited = true;
 }
 
 void store_bpf_forget()
 {
+	g_bpf.inherited = false;
 	g_bpf.maps.close_all();
 	g_bpf.active = false;
 	g_bpf.dir[0] = '\0';
@@ -744,7 +861,8 @@ void store_bpf_forget()
 
 void store_bpf_retire()
 {
-	if (!g_bpf.active || !g_store.hdr || g_store.hdr->pid != (int32_t)getpid())
+	if (!g_bpf.active || g_bpf.inherited || !g_store.hdr ||
+	    g_store.hdr->pid != (int32_t)getpid())
 		return;
 	remove_dir(g_bpf.dir);
 }

@@ -20,17 +20,28 @@ namespace allocinfo {
 #ifdef ALLOCINFO_HAVE_BPF
 
 /*
- * Creates the maps and pins of pid's BPF store and the store's shm file, and maps
- * both in one reservation: the file, then the counters map at counters_offset.
- * Fills g_store.path, *capacity (the tag capacity chosen for nr_cpus) and *size (of
- * the whole reservation), and returns its base. On failure returns nullptr, after
- * one "allocinfo:" line saying why when `loud` (ALLOCINFO_STORE=bpf).
+ * At start, when a BPF store is asked for: whether this process may make one (a map
+ * of one entry, bpffs, the pin directory), after one "allocinfo:" line saying why not
+ * when `loud` (ALLOCINFO_STORE=bpf). Returns the tag capacity of a BPF store with
+ * nr_cpus shards (its counters map is allocated in full), 0 when it cannot have one.
+ * The store then starts as shm, in that layout, and gets its maps later.
  */
-char *store_bpf_create(pid_t pid, uint32_t nr_cpus, bool loud, uint32_t *capacity,
-		       size_t *size) HIDDEN;
+uint32_t store_bpf_probe(bool loud, uint32_t nr_cpus) HIDDEN;
 
-/* From the library's constructor, once the C library is up: loads the report
- * iterator and pins it. */
+/* Makes and pins the maps of pid's BPF store, empty. Allocates nothing. */
+bool store_bpf_prepare(pid_t pid) HIDDEN;
+
+/* Registry lock held and every counter update waiting: the counters map, filled
+ * from the store's counters, mapped onto their address; the header says so. The
+ * store file must be this process's. Allocates nothing. */
+bool store_bpf_attach() HIDDEN;
+
+/* After store_bpf_prepare() when the store does not become a BPF store: the maps and
+ * pins go. */
+void store_bpf_abandon() HIDDEN;
+
+/* From the library's constructor, once the C library is up: starts the thread that
+ * makes the maps (after a short delay), or loads the iterator of maps already made. */
 void store_bpf_ready() HIDDEN;
 
 /* Registry lock held: slot was published, had its flags changed, or was cleared. */
@@ -38,10 +49,24 @@ void store_bpf_tag_published(uint32_t slot) HIDDEN;
 void store_bpf_tag_flags(uint32_t slot) HIDDEN;
 void store_bpf_tag_cleared(uint32_t slot) HIDDEN;
 
-/* In a forked child of a BPF-backed process: new maps, pins, file and iterator for
- * the child, starting from a copy of the parent's store, mapped at the same address.
- * False when that failed and nothing was changed: the caller then falls back. */
+/* Before fork: whether the counters map is left out of the child (MADV_DONTFORK),
+ * which then neither copies nor unmaps its page tables; only when the child gets its
+ * counters from a private copy made before fork. */
+void store_bpf_fork_counters(bool leave_out) HIDDEN;
+
+/* In a forked child of a BPF-backed process, at fork: the maps and pins held are
+ * the parent's, and nothing here writes them until store_bpf_fork_child(). */
+void store_bpf_fork_pending() HIDDEN;
+
+/* In a forked child of a BPF-backed process, when it publishes its store: new maps,
+ * pins and file for the child, starting from a copy of the store as mapped, mapped
+ * at the same address. Allocates nothing before they are in place. False when that
+ * failed and nothing was changed: the caller then falls back. */
 bool store_bpf_fork_child() HIDDEN;
+
+/* After store_bpf_fork_child(), once the store is published: the child's report
+ * iterator, where the parent had loaded one. */
+void store_bpf_published() HIDDEN;
 
 /* Forgets the BPF side (a fork child that fell back to another store). */
 void store_bpf_forget() HIDDEN;
@@ -51,17 +76,23 @@ void store_bpf_retire() HIDDEN;
 
 #else
 
-inline char *store_bpf_create(pid_t, uint32_t, bool loud, uint32_t *, size_t *)
+inline uint32_t store_bpf_probe(bool loud, uint32_t)
 {
 	if (loud)
 		log_message("ALLOCINFO_STORE=bpf: this build has no BPF support; using shm");
-	return nullptr;
+	return 0;
 }
+inline bool store_bpf_prepare(pid_t) { return false; }
+inline bool store_bpf_attach() { return false; }
+inline void store_bpf_abandon() {}
 inline void store_bpf_ready() {}
 inline void store_bpf_tag_published(uint32_t) {}
 inline void store_bpf_tag_flags(uint32_t) {}
 inline void store_bpf_tag_cleared(uint32_t) {}
+inline void store_bpf_fork_counters(bool) {}
+inline void store_bpf_fork_pending() {}
 inline bool store_bpf_fork_child() { return false; }
+inline void store_bpf_published() {}
 inline void store_bpf_forget() {}
 inline void store_bpf_retire() {}
 

@@ -125,11 +125,6 @@ void store_file_drop_inherited()
 	g_fd = -1;
 }
 
-int store_file_inherited_fd()
-{
-	return still_ours() ? g_fd : -1;
-}
-
 int store_file_fd()
 {
 	return g_fd;

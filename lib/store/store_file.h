@@ -55,10 +55,6 @@ void store_file_keep_child(int fd, const char *path) HIDDEN;
  * store for the child's. */
 void store_file_drop_inherited() HIDDEN;
 
-/* In a forked child, before store_file_keep_child(): the descriptor inherited from
- * the parent if it still holds the parent's store, else -1. */
-int store_file_inherited_fd() HIDDEN;
-
 /* The kept descriptor, -1 when none. */
 int store_file_fd() HIDDEN;
 

@@ -66,6 +66,7 @@ row "generated $sites sites" "$plain" "$wrapped" "$noinline"
 srcs=("$top_srcdir"/tools/*.cpp "$top_srcdir"/lib/reader/*.cpp)
 inc=(-std=gnu++17 -O2 -I"$top_srcdir/include" -I"$top_srcdir/lib/runtime"
 	-I"$top_srcdir/lib/store" -I"$top_srcdir/lib/reader" -I"$top_builddir"
+	-I"$top_builddir/tools/bpf"
 	-include "$top_builddir/config.h" $(pkg-config --cflags fuse3 2>/dev/null))
 plain=$(cost g++ "${inc[@]}" -- "${srcs[@]}")
 wrapped=$(ALLOCINFO_CXX=g++ cost "$cxx_wrap" "${inc[@]}" -- "${srcs[@]}")

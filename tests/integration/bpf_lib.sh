@@ -58,8 +58,21 @@ wait_file() {
 	done
 }
 
+# wait_pins PID: waits up to 10 s for PID's report iterator: a process makes its
+# maps a few milliseconds after it starts (in a thread of the library's), and a
+# forked child at its first allocation. Returns 1 if it did not appear.
+wait_pins() {
+	n=0
+	while [ ! -e "$pins/$1/allocinfo" ]; do
+		n=$((n + 1))
+		[ "$n" -lt 200 ] || return 1
+		sleep 0.05
+	done
+}
+
 # start MODE NAME [VAR=VALUE...]: runs bpf_prog MODE $work/NAME in the background
-# with that environment and sets $pid once its report is complete.
+# with that environment and sets $pid once its report is complete and, when it asked
+# for the BPF store and said nothing, once its maps are pinned.
 start() {
 	mode=$1
 	name=$2
@@ -68,6 +81,11 @@ start() {
 	pid=$!
 	pids="$pids $pid"
 	wait_file "$work/$name"
+	case " $* " in
+	*" ALLOCINFO_STORE=bpf "*)
+		[ -s "$work/$name.err" ] || wait_pins "$pid" ||
+			fail "no report iterator for $pid: $(cat "$work/$name.err")" ;;
+	esac
 }
 
 # finish PID: lets a waiting bpf_prog return from main, and checks it did.

@@ -28,6 +28,7 @@ LD_LIBRARY_PATH="$work/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ALLOCINFO_STORE
 pid=$!
 pids="$pids $pid"
 wait_file "$work/u/r"
+wait_pins "$pid"
 [ -d "$pins/$pid" ] || skip "no BPF store for a process with CAP_BPF: $(cat "$work/r.err")"
 [ "$(stat -c %U "$pins/$pid")" = nobody ] || fail "$pins/$pid is not nobody's"
 it=$pins/$pid/allocinfo

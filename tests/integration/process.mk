@@ -14,11 +14,13 @@ PROCESS_TESTS = \
 	tests/integration/process_life.sh \
 	tests/integration/process_fds.sh \
 	tests/integration/process_bpfdir.sh \
-	tests/integration/process_lean.sh
+	tests/integration/process_lean.sh \
+	tests/integration/process_fork_lazy.sh
 TESTS += $(PROCESS_TESTS)
 EXTRA_DIST += $(PROCESS_TESTS) tests/integration/process_lib.sh
 
 # process_bpfdir.sh makes the machine's pin directory 1777 for a moment: the other
 # tests that make BPF stores must not run meanwhile (their processes would say so).
 tests/integration/process_bpfdir.log: $(BPF_TESTS:.sh=.log) \
-	tests/integration/process_life.log tests/integration/process_fds.log
+	tests/integration/process_life.log tests/integration/process_fds.log \
+	tests/integration/process_fork_lazy.log

@@ -42,7 +42,12 @@ ALLOCINFO_STORE=bpf "$prog" hold "$work/go" >"$work/out" 2>"$work/err" &
 pids="$pids $!"
 wait_nonempty "$work/out"
 held=$(cat "$work/out")
-[ -e "$dir/$held/counters" ] || fail "process $held has no BPF pins: $(cat "$work/err")"
+n=0	# the maps are made a few milliseconds after the start
+until [ -e "$dir/$held/counters" ]; do
+	n=$((n + 1))
+	[ $n -lt 200 ] || fail "process $held has no BPF pins: $(cat "$work/err")"
+	sleep 0.05
+done
 [ "$held" -ge "$first" ] && [ "$held" -le "$last" ] ||
 	echo "note: pid $held was outside the pre-made entries $first-$last"
 [ "$(stat -c '%a %U' "$dir")" = "755 root" ] ||

@@ -11,7 +11,11 @@
  *               exits 0; the parent waits and exits with the child's status;
  *   children N  fork N children, one after another, each of which allocates and
  *               then, in turn, calls _exit(0), is killed by SIGKILL, or execs
- *               /bin/true; prints each child's pid, one a line.
+ *               /bin/true; prints each child's pid, one a line;
+ *   lazy A B    allocate 100 bytes (LINE_PARENT), fork; the child prints its pid,
+ *               blocks opening FIFO A without allocating, then allocates 77 bytes
+ *               (LINE_CHILD), prints "allocated" and blocks opening FIFO B; the
+ *               parent exits with the child's status.
  */
 #include <allocinfo.h>
 
@@ -116,8 +120,49 @@ static int children(int n)
 	return 0;
 }
 
+/* Blocks until a writer opens fifo; no allocation. */
+static int wait_fifo(const char *fifo)
+{
+	int fd = open(fifo, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static int say(const char *s)
+{
+	return write(1, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+static int lazy(const char *a, const char *b)
+{
+	keep = malloc(100);	/* LINE_PARENT */
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		return 1;
+	}
+	if (pid == 0) {
+		char line[32];
+		snprintf(line, sizeof(line), "%d\n", (int)getpid());
+		if (say(line) || wait_fifo(a))
+			_exit(3);
+		void *volatile mine = malloc(77);	/* LINE_CHILD */
+		if (!mine || say("allocated\n") || wait_fifo(b))
+			_exit(4);
+		_exit(0);
+	}
+	int status;
+	if (waitpid(pid, &status, 0) != pid)
+		return 1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 2;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && strcmp(argv[1], "lazy") == 0)
+		return lazy(argv[2], argv[3]);
 	if (argc == 3 && strcmp(argv[1], "children") == 0)
 		return children(atoi(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "hold") == 0)
@@ -126,6 +171,6 @@ int main(int argc, char **argv)
 		return fds();
 	if (argc == 2 && strcmp(argv[1], "dup5") == 0)
 		return dup5();
-	fprintf(stderr, "usage: process_prog hold FIFO | fds | dup5 | children N\n");
+	fprintf(stderr, "usage: process_prog hold FIFO | fds | dup5 | children N | lazy A B\n");
 	return 2;
 }

@@ -174,7 +174,10 @@ build_leveldb() {
 	# the googletest submodule, from the system's sources
 	rmdir third_party/googletest 2>/dev/null
 	[ -e third_party/googletest/CMakeLists.txt ] || cp -r /usr/src/googletest third_party/
-	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEVELDB_BUILD_TESTS=ON \
+	# Its sources use C++17 (std::is_standard_layout_v) where its CMakeLists.txt
+	# still defaults to C++11 unless CMAKE_CXX_STANDARD is given: given, both builds.
+	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_STANDARD=17 \
+		-DLEVELDB_BUILD_TESTS=ON \
 		-DLEVELDB_BUILD_BENCHMARKS=OFF -DCMAKE_C_COMPILER="$CC" \
 		-DCMAKE_CXX_COMPILER="$CXX" && cmake --build build -j"$jobs"
 }
