@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <urcu/urcu-bp.h>
+
 #include "backend.h"
 #include "callbacks.h"
 #include "caller_tags.h"
@@ -17,6 +19,7 @@
 #include "options.h"
 #include "registry.h"
 #include "route.h"
+#include "sampler.h"
 #include "small_heap.h"
 #include "store.h"
 #include "store_bpf.h"
@@ -71,8 +74,18 @@ void on_exit()
 	store_retire();
 }
 
+/*
+ * liburcu-bp's fork protocol comes first and ends last: before_fork() waits for a
+ * grace period under way to end, and one can wait for a reader (a callback, or an
+ * allocation that samples) that waits for a lock taken below; a child left without
+ * after_fork_child() would keep the parent's other threads registered as readers,
+ * and its next grace period (removing a callback, detaching a profiler) would never
+ * end. The sampler's lock comes next, then the registry's.
+ */
 void fork_prepare()
 {
+	urcu_bp_before_fork();
+	sampler::fork_prepare();
 	registry_fork_prepare();
 	store_fork_prepare();
 }
@@ -80,6 +93,8 @@ void fork_prepare()
 void fork_parent()
 {
 	registry_fork_parent();
+	sampler::fork_parent();
+	urcu_bp_after_fork_parent();
 }
 
 /* The child's private store first, while the registry lock still keeps every tag
@@ -92,6 +107,8 @@ void fork_child()
 	store_fork_child();	/* a private copy; published at the first update */
 	shards_fork_child();
 	registry_fork_child();
+	sampler::fork_child();
+	urcu_bp_after_fork_child();
 }
 
 void start()

@@ -165,31 +165,6 @@ uint32_t slot_of_site(callbacks::site s)
 	return allocate_aligned(slot, align, n, reserve, plan.flags);
 }
 
-void fork_prepare()
-{
-	pthread_mutex_lock(&g_lock);
-}
-
-void fork_parent()
-{
-	pthread_mutex_unlock(&g_lock);
-}
-
-/* The child keeps the profiler and whether it is started; its thread starts sampling
- * over (a new random sequence: the parent's would repeat). */
-void fork_child()
-{
-	pthread_mutex_init(&g_lock, nullptr);
-	pthread_mutex_init(&g_snapshot_lock, nullptr);
-	__atomic_store_n(&g_epoch, g_epoch + 1, __ATOMIC_RELAXED);
-}
-
-pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
-
-void register_atfork()
-{
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
-}
 
 /* Publishes p (may be null); returns the profiler it replaces. g_lock held. */
 attached *publish(attached *p)
@@ -400,6 +375,26 @@ void *reallocate_sampled(uint32_t slot, void *p, size_t n, uint32_t flags)
 	return q;
 }
 
+/* Around fork (init.cpp's handlers): attach, detach, start and stop wait. */
+void fork_prepare()
+{
+	pthread_mutex_lock(&g_lock);
+}
+
+void fork_parent()
+{
+	pthread_mutex_unlock(&g_lock);
+}
+
+/* The child keeps the profiler and whether it is started; its thread starts sampling
+ * over (a new random sequence: the parent's would repeat). */
+void fork_child()
+{
+	pthread_mutex_init(&g_lock, nullptr);
+	pthread_mutex_init(&g_snapshot_lock, nullptr);
+	__atomic_store_n(&g_epoch, g_epoch + 1, __ATOMIC_RELAXED);
+}
+
 } /* namespace sampler */
 } /* namespace allocinfo */
 
@@ -416,7 +411,6 @@ extern "C" EXPORT int allocinfo_profiler_attach(const struct allocinfo_profiler 
 	if (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) != STATE_RUNNING)
 		return -ENOTSUP;	/* ALLOCINFO=never */
 	stack_trace::prepare();
-	pthread_once(&g_atfork_once, register_atfork);
 	attached *a;
 	{
 		busy_guard guard;

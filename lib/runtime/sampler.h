@@ -54,6 +54,11 @@ extern __thread thread_state t_state __attribute__((tls_model("initial-exec"))) 
 extern uint32_t g_epoch HIDDEN;
 
 /* take()'s other cases: a sample, rate 1, a new epoch. */
+/* fork() handlers, called by init.cpp's in its order. */
+void fork_prepare() HIDDEN;
+void fork_parent() HIDDEN;
+void fork_child() HIDDEN;
+
 bool take_slow(size_t n) HIDDEN;
 
 /* Counts n bytes allocated by this thread; true when this allocation is sampled. The

@@ -2,8 +2,8 @@
 /*
  * User callbacks (allocinfo_callbacks_add): the arguments and call site each
  * operation shows its pre and post callbacks, rewrites of the request and of the
- * result, the order of a chain, removal while other threads allocate, re-entry, and
- * ALLOCINFO_CALLBACKS.
+ * result, the order of a chain, removal while other threads allocate, fork while a
+ * thread is inside a callback, re-entry, and ALLOCINFO_CALLBACKS.
  */
 #include <allocinfo.h>
 
@@ -11,10 +11,12 @@
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -699,6 +701,63 @@ static void test_env_init_fails(void **state)
 	assert_string_equal(err, want);
 }
 
+/* ---- fork while another thread is inside a callback ----------------------------- */
+
+static int parked_in_callback, release_parked;
+
+/* Holds its thread inside the callback (a read-side section) until released. */
+static void parking_pre(void *user_data, struct allocinfo_event *e)
+{
+	(void)user_data;
+	if (e->op != ALLOCINFO_OP_MALLOC || e->size != 4321)
+		return;
+	__atomic_store_n(&parked_in_callback, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&release_parked, __ATOMIC_ACQUIRE))
+		usleep(1000);
+}
+
+static void *parking_thread(void *arg)
+{
+	(void)arg;
+	free(malloc(4321));
+	return NULL;
+}
+
+/* The child has one thread: the parent's thread parked in a callback is not one of
+ * its readers, so removing the callback there finishes at once. */
+static void test_fork_while_inside_callback(void **state)
+{
+	(void)state;
+	struct allocinfo_callbacks cb = { sizeof(cb), 0, parking_pre, NULL, NULL };
+	int h = allocinfo_callbacks_add(&cb);
+	assert_true(h >= 0);
+	parked_in_callback = release_parked = 0;
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, parking_thread, NULL), 0);
+	while (!__atomic_load_n(&parked_in_callback, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(allocinfo_callbacks_remove(h) == 0 ? 0 : 2);
+	/* A grace period that never ends (signals are blocked while it waits): the child
+	 * is killed after 10 s, and the test fails. */
+	int status = 0;
+	pid_t got = 0;
+	for (int ms = 0; ms < 10000 && (got = waitpid(pid, &status, WNOHANG)) == 0; ms += 10)
+		usleep(10000);
+	if (got == 0) {
+		kill(pid, SIGKILL);
+		got = waitpid(pid, &status, 0);
+	}
+	assert_int_equal(got, pid);
+	__atomic_store_n(&release_parked, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(allocinfo_callbacks_remove(h), 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "runs-on") == 0)
@@ -717,6 +776,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_callback_allocates),
 		cmocka_unit_test(test_add_from_callback_refused),
 		cmocka_unit_test(test_add_remove_while_allocating),
+		cmocka_unit_test(test_fork_while_inside_callback),
 		cmocka_unit_test(test_env_missing_library),
 		cmocka_unit_test(test_env_broken_library),
 		cmocka_unit_test(test_env_no_init),
