@@ -6,10 +6,10 @@
  * Readable by `go tool pprof` and `pprof`.
  */
 #include "report.h"
+#include "proto_write.h"
 
 #include <stdint.h>
 #include <string.h>
-#include <zlib.h>
 
 #include <string>
 #include <unordered_map>
@@ -19,154 +19,11 @@ namespace allocinfo {
 
 namespace {
 
-/* Field numbers of profile.proto. */
-enum : unsigned {
-	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3,
-	PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6,
-	PROFILE_TIME_NANOS = 9, PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12,
-	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
-
-	VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
-
-	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
-
-	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
-
-	MAPPING_ID = 1, MAPPING_MEMORY_START = 2, MAPPING_MEMORY_LIMIT = 3,
-	MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7, MAPPING_HAS_FILENAMES = 8,
-	MAPPING_HAS_LINE_NUMBERS = 9,
-
-	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
-
-	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
-
-	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
-};
-
-enum : unsigned { WIRE_VARINT = 0, WIRE_LEN = 2 };
-
-void put_varint(std::string &b, uint64_t v)
-{
-	while (v >= 0x80) {
-		b += (char)(v | 0x80);
-		v >>= 7;
-	}
-	b += (char)v;
-}
-
-void put_key(std::string &b, unsigned field, unsigned wire)
-{
-	put_varint(b, (uint64_t)field << 3 | wire);
-}
-
-/* A varint field; zero is the default and left out, as proto3 does. Negative
- * int64 values are written as 10-byte two's complement varints. */
-void put_int(std::string &b, unsigned field, uint64_t v)
-{
-	if (!v)
-		return;
-	put_key(b, field, WIRE_VARINT);
-	put_varint(b, v);
-}
-
-void put_bytes(std::string &b, unsigned field, const char *p, size_t n)
-{
-	put_key(b, field, WIRE_LEN);
-	put_varint(b, n);
-	b.append(p, n);
-}
-
-void put_msg(std::string &b, unsigned field, const std::string &msg)
-{
-	put_bytes(b, field, msg.data(), msg.size());
-}
-
-void put_packed(std::string &b, unsigned field, const uint64_t *v, size_t n)
-{
-	std::string tmp;
-
-	for (size_t i = 0; i < n; i++)
-		put_varint(tmp, v[i]);
-	put_msg(b, field, tmp);
-}
-
-class string_table {
-public:
-	string_table() { id(""); }
-
-	int64_t id(const std::string &s)
-	{
-		auto it = index_.find(s);
-
-		if (it != index_.end())
-			return it->second;
-		int64_t n = (int64_t)strings_.size();
-
-		index_.emplace(s, n);
-		strings_.push_back(s);
-		return n;
-	}
-
-	void write(std::string &b) const
-	{
-		for (const std::string &s : strings_)
-			put_bytes(b, PROFILE_STRING_TABLE, s.data(), s.size());
-	}
-
-private:
-	std::unordered_map<std::string, int64_t> index_;
-	std::vector<std::string> strings_;
-};
-
-std::string value_type(string_table &st, const char *type, const char *unit)
-{
-	std::string m;
-
-	put_int(m, VALUETYPE_TYPE, (uint64_t)st.id(type));
-	put_int(m, VALUETYPE_UNIT, (uint64_t)st.id(unit));
-	return m;
-}
+using namespace proto;
 
 /* Mapping k (1-based) owns the synthetic range [k << 40, (k + 1) << 40); location i
  * sits at 16 * i inside its mapping's range, so addresses are distinct. */
 const unsigned MAPPING_SHIFT = 40;
-
-bool gzip(std::string &out, const std::string &in)
-{
-	const size_t chunk = 64 * 1024, start = out.size();
-	size_t done = 0;
-	z_stream zs;
-	int rc, flush;
-
-	memset(&zs, 0, sizeof(zs));
-	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16 /* gzip */, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		return false;
-	do {
-		/* avail_in is 32 bits wide: feed at most 1 GiB at a time */
-		size_t left = in.size() - done, n = left < (1u << 30) ? left : (1u << 30);
-
-		zs.next_in = (Bytef *)(in.data() + done);
-		zs.avail_in = (uInt)n;
-		flush = n == left ? Z_FINISH : Z_NO_FLUSH;
-		do {
-			size_t at = out.size();
-
-			out.resize(at + chunk);
-			zs.next_out = (Bytef *)&out[at];
-			zs.avail_out = (uInt)chunk;
-			rc = deflate(&zs, flush);
-			out.resize(at + chunk - zs.avail_out);
-		} while (rc != Z_STREAM_ERROR && zs.avail_out == 0);
-		/* room left over: all input taken, and with Z_FINISH the stream ended */
-		done += n;
-	} while (rc != Z_STREAM_ERROR && flush != Z_FINISH);
-	if (deflateEnd(&zs) != Z_OK || rc != Z_STREAM_END) {
-		out.resize(start);
-		return false;
-	}
-	return true;
-}
 
 } /* namespace */
 
