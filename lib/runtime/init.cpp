@@ -14,6 +14,7 @@
 #include "caller_tags.h"
 #include "internal.h"
 #include "options.h"
+#include "pprof_profiler.h"
 #include "registry.h"
 #include "route.h"
 #include "small_heap.h"
@@ -204,4 +205,5 @@ __attribute__((constructor(101))) static void allocinfo_constructor()
 		store_bpf_ready();
 	}
 	callbacks::load_from_environment();
+	pprof_profiler::start_from_environment();
 }
