@@ -76,7 +76,9 @@ pthread_mutex_t g_table_lock = PTHREAD_MUTEX_INITIALIZER;	/* g_tab */
 table g_tab;
 stack_entry *g_copy;		/* the writer's copy of the entries, reserved */
 double g_alloc_since;		/* estimated bytes allocated since the last trigger */
-double g_inuse_mark;		/* in-use estimate at the last snapshot */
+double g_inuse_mark;		/* in-use estimate at the last in-use trigger: the
+				 * next one is an interval above it (other snapshots
+				 * leave it, so the count of files is predictable) */
 
 pthread_mutex_t g_write_lock = PTHREAD_MUTEX_INITIALIZER;	/* one snapshot at a time */
 unsigned g_seq;			/* the next file's sequence number */
@@ -343,7 +345,6 @@ void write_snapshot(const char *why)
 	uint32_t n = g_tab.used;
 	memcpy(g_copy, g_tab.entries, n * sizeof(stack_entry));
 	uint64_t dropped = g_tab.dropped;
-	g_inuse_mark = g_tab.inuse_space;
 	pthread_mutex_unlock(&g_table_lock);
 
 	plain_vector<allocinfo_heap_stack> stacks;

@@ -14,6 +14,7 @@ tests_integration_profile_prog_plain_CFLAGS = $(AM_CFLAGS) -g -O1 -fno-omit-fram
 tests_integration_profile_prog_plain_LDADD = $(DL_LIBS)
 
 PROFILE_TESTS = \
-	tests/integration/profile_pprof.sh
+	tests/integration/profile_pprof.sh \
+	tests/integration/profile_triggers.sh
 TESTS += $(PROFILE_TESTS)
 EXTRA_DIST += $(PROFILE_TESTS) tests/integration/profile_lib.sh
