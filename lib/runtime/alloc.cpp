@@ -5,6 +5,7 @@
 #include "block_find.h"
 #include "callbacks.h"
 #include "route.h"
+#include "sampler.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -286,10 +287,12 @@ void release_slow(void *p, int op) noexcept
 	if ((meta & RECORD_F_DEBUG) && !check_pointer(p, "free"))
 		return;
 	if (unlikely(meta & (RECORD_F_CALLBACKS | RECORD_F_MOVED)) &&
-	    ((meta & RECORD_F_MOVED) || callbacks::wanted())) {
+	    ((meta & RECORD_F_MOVED) || callbacks::chain_wanted())) {
 		callbacks::release(p, op);
 		return;
 	}
+	if (meta & RECORD_F_SAMPLED)
+		sampler::released(p);
 	if (!(meta & RECORD_F_UNCOUNTED))
 		counter_sub(record_slot(rec), (int64_t)rec->size, 1);
 	void *base = rec;
@@ -376,6 +379,8 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 	}
 	if (unlikely(meta & RECORD_F_MOVED))	/* a pointer a callback moved: a new block */
 		return move_block(slot, p, callbacks::moved_usable_size(p), size, flags);
+	if (meta & RECORD_F_SAMPLED)
+		return sampler::reallocate_sampled(slot, p, size, flags);
 	uint32_t old_slot = record_slot(rec);
 	size_t old_size = rec->size;
 	if ((meta & RECORD_SHIFT_MASK) || backend::owns_bootstrap(rec) ||

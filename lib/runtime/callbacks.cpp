@@ -20,6 +20,7 @@
 
 #include "alloc.h"
 #include "options.h"
+#include "sampler.h"
 #include "store.h"
 
 namespace allocinfo {
@@ -234,6 +235,9 @@ void *make(site s, size_t n, size_t align, size_t reserve, bool zero)
 		slot = slot_of_site(s);
 	else
 		flags |= RECORD_F_UNCOUNTED;
+	if (plan.mode == how::counted && sampler::started() &&
+	    sampler::take(reserve > n ? reserve : n))
+		return sampler::allocate_sampled(s, slot, n, align, reserve, zero, flags);
 	if (!align && reserve <= n)
 		return allocate_flagged(slot, n, zero, flags);
 	void *p = allocate_aligned(slot, align, n, reserve, flags);
@@ -289,6 +293,16 @@ void *resize(site s, void *p, size_t n)
 		return nullptr;
 	}
 	uint32_t flags = plan.flags | RECORD_F_CALLBACKS;
+	if (plan.mode == how::counted && sampler::started() && !sampler::fits_in_place(p, n) &&
+	    sampler::take(n)) {
+		void *q = sampler::allocate_sampled(s, slot_of_site(s), n, 0, 0, false, flags);
+		if (q) {
+			size_t old = usable_from(p);
+			memcpy(q, p, old < n ? old : n);
+			allocinfo::release(p);
+		}
+		return q;
+	}
 	if (plan.mode == how::counted)
 		return allocinfo::reallocate(slot_of_site(s), p, n, flags);
 	return allocinfo::reallocate(ALLOCINFO_TAG_DISCARD, p, n, flags | RECORD_F_UNCOUNTED);
@@ -306,6 +320,8 @@ bool is_moved(const void *p)
 
 void *allocate(int op, site s, size_t size, size_t align, size_t reserve, bool zero)
 {
+	if (!(__atomic_load_n(&g_armed, __ATOMIC_ACQUIRE) & ARMED_CALLBACKS))
+		return sampler::allocate(op, s, size, align, reserve, zero);
 	section sec;
 	allocinfo_event e = {};
 	e.op = op;
@@ -323,6 +339,9 @@ void *allocate(int op, site s, size_t size, size_t align, size_t reserve, bool z
 
 void *reallocate(site s, void *p, size_t size)
 {
+	if (!(__atomic_load_n(&g_armed, __ATOMIC_ACQUIRE) & ARMED_CALLBACKS) &&
+	    !(p && is_moved(p)))
+		return sampler::reallocate(s, p, size);
 	section sec;
 	allocinfo_event e = {};
 	e.op = ALLOCINFO_OP_REALLOC;
@@ -341,7 +360,7 @@ void *reallocate(site s, void *p, size_t size)
 
 void release(void *p, int op) noexcept
 {
-	if (!wanted()) {	/* a moved pointer, its callbacks gone or not to be called */
+	if (!chain_wanted()) {	/* a moved pointer, its callbacks gone or not to be called */
 		free_any(block_of(p));
 		return;
 	}
@@ -359,6 +378,8 @@ void release(void *p, int op) noexcept
 
 size_t usable_size(void *p)
 {
+	if (!(__atomic_load_n(&g_armed, __ATOMIC_ACQUIRE) & ARMED_CALLBACKS))
+		return usable_from(p);
 	section sec;
 	allocinfo_event e = {};
 	e.op = ALLOCINFO_OP_USABLE_SIZE;
@@ -422,12 +443,12 @@ chain *publish(chain *c)
 	if (__tsan_release)
 		__tsan_release(&g_tsan_published);
 	if (arm) {
-		__atomic_store_n(&g_armed, 1u, __ATOMIC_RELEASE);
+		__atomic_fetch_or(&g_armed, ARMED_CALLBACKS, __ATOMIC_ACQ_REL);
 		__atomic_store_n(&g_chain, c, __ATOMIC_RELEASE);
 		update_fast_paths();
 	} else {
 		__atomic_store_n(&g_chain, c, __ATOMIC_RELEASE);
-		__atomic_store_n(&g_armed, 0u, __ATOMIC_RELEASE);
+		__atomic_fetch_and(&g_armed, ~ARMED_CALLBACKS, __ATOMIC_ACQ_REL);
 		update_fast_paths();
 	}
 	urcu_bp_synchronize_rcu();

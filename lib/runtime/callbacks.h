@@ -25,8 +25,11 @@
 namespace allocinfo {
 namespace callbacks {
 
-/* Nonzero while at least one callback is registered. */
+/* What sends allocations to the slow halves and on to allocate() below: bit
+ * ARMED_CALLBACKS while at least one callback is registered, sampler::ARMED_PROFILER
+ * while a profiler is started (sampler.h). */
 extern uint32_t g_armed HIDDEN;
+constexpr uint32_t ARMED_CALLBACKS = 1;
 /* Set on a thread while it runs callbacks and the call they surround: allocations
  * made meanwhile are counted but call no callback. */
 extern __thread bool t_inside __attribute__((tls_model("initial-exec"))) HIDDEN;
@@ -36,11 +39,18 @@ static inline bool armed()
 	return unlikely(__atomic_load_n(&g_armed, __ATOMIC_ACQUIRE) != 0);
 }
 
-/* Callbacks apply to this call: registered, not from inside one, and not the
- * library's own allocation (busy_guard). */
+/* The slow halves' one test: callbacks or the profiler apply to this call (armed, not
+ * from inside a callback, and not the library's own allocation: busy_guard). */
 static inline bool wanted()
 {
 	return armed() && !t_inside && allocinfo__thread.override != &g_discard_tag;
+}
+
+/* The same for registered callbacks alone. */
+static inline bool chain_wanted()
+{
+	return unlikely(__atomic_load_n(&g_armed, __ATOMIC_ACQUIRE) & ARMED_CALLBACKS) &&
+	       !t_inside && allocinfo__thread.override != &g_discard_tag;
 }
 
 /* The call site of an allocation: its tag, or the caller's return address. */
@@ -49,8 +59,11 @@ struct site {
 	uintptr_t ra;
 };
 
-/* An allocation (op MALLOC, CALLOC, ALIGNED or NEW): pre callbacks, the allocation,
- * post callbacks. reserve: pvalloc's whole pages. */
+/* An allocation (op MALLOC, CALLOC, ALIGNED or NEW): pre callbacks, the allocation
+ * (sampled when the profiler says so), post callbacks; with no callback registered,
+ * the profiler's lean path (sampler::allocate()). reserve: pvalloc's whole pages.
+ * s.ra is the program's return address also for a call with a tag, when known: the
+ * sampler's stacks start there. */
 void *allocate(int op, site s, size_t size, size_t align, size_t reserve, bool zero) HIDDEN;
 void *reallocate(site s, void *p, size_t size) HIDDEN;
 /* free or delete of p (not null). */

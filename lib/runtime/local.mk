@@ -30,6 +30,8 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/introspection.cpp \
 	lib/runtime/alloc.h lib/runtime/alloc.cpp \
 	lib/runtime/callbacks.h lib/runtime/callbacks.cpp \
+	lib/runtime/sampler.h lib/runtime/sampler.cpp \
+	lib/runtime/stack_trace.h lib/runtime/stack_trace.cpp \
 	lib/runtime/init.cpp \
 	lib/runtime/api.cpp \
 	lib/store/reader_module.h \

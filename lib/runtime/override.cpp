@@ -63,11 +63,11 @@ template <bool Zero>
 	return allocate(slot_for_site(t), n, Zero);
 }
 
-[[gnu::noinline]] void *site_malloc_slow(const alloc_tag *t, size_t n, bool zero)
+[[gnu::noinline]] void *site_malloc_slow(const alloc_tag *t, size_t n, bool zero, uintptr_t ra)
 {
 	if (unlikely(callbacks::wanted()))
 		return callbacks::allocate(zero ? ALLOCINFO_OP_CALLOC : ALLOCINFO_OP_MALLOC,
-					   { t, 0 }, n, 0, 0, zero);
+					   { t, ra }, n, 0, 0, zero);
 	slow_plan plan = slow_mode();
 	if (plan.mode == how::counted)
 		return allocate_flagged(slot_for_site(t), n, zero, plan.flags);
@@ -84,11 +84,11 @@ template <bool Zero>
 }
 
 template <bool Zero>
-[[gnu::noinline]] void *site_malloc_off(const alloc_tag *t, size_t n)
+[[gnu::noinline]] void *site_malloc_off(const alloc_tag *t, size_t n, uintptr_t ra)
 {
 	if (likely(__atomic_load_n(&g_fast.plain_when_off, __ATOMIC_RELAXED)))
 		return Zero ? backend::calloc(1, n) : backend::malloc(n);
-	return site_malloc_slow(t, n, Zero);
+	return site_malloc_slow(t, n, Zero, ra);
 }
 
 inline void *do_malloc(size_t n, uintptr_t ra)
@@ -98,11 +98,12 @@ inline void *do_malloc(size_t n, uintptr_t ra)
 	return malloc_off<false>(n, ra);
 }
 
-inline void *do_site_malloc(const alloc_tag *t, size_t n, bool zero)
+/* ra: the program's call, for the sampler's stacks only. */
+inline void *do_site_malloc(const alloc_tag *t, size_t n, bool zero, uintptr_t ra)
 {
 	if (likely(fast_go()))
 		return zero ? site_malloc_fast<true>(t, n) : site_malloc_fast<false>(t, n);
-	return zero ? site_malloc_off<true>(t, n) : site_malloc_off<false>(t, n);
+	return zero ? site_malloc_off<true>(t, n, ra) : site_malloc_off<false>(t, n, ra);
 }
 
 inline void *do_calloc(size_t n, size_t m, uintptr_t ra)
@@ -224,7 +225,7 @@ int vasprintf_into(char **strp, const char *fmt, va_list ap, const alloc_tag *si
 	va_end(copy);
 	if (len < 0)
 		return -1;
-	char *p = static_cast<char *>(site ? do_site_malloc(site, (size_t)len + 1, false)
+	char *p = static_cast<char *>(site ? do_site_malloc(site, (size_t)len + 1, false, ra)
 					   : do_malloc((size_t)len + 1, ra));
 	if (!p)
 		return -1;
@@ -238,7 +239,8 @@ int vasprintf_into(char **strp, const char *fmt, va_list ap, const alloc_tag *si
 
 char *dup_string(const char *s, size_t n, const alloc_tag *site, uintptr_t ra)
 {
-	char *p = static_cast<char *>(site ? do_site_malloc(site, n + 1, false) : do_malloc(n + 1, ra));
+	char *p = static_cast<char *>(site ? do_site_malloc(site, n + 1, false, ra)
+					   : do_malloc(n + 1, ra));
 	if (p) {
 		memcpy(p, s, n);
 		p[n] = '\0';
@@ -348,7 +350,10 @@ EXPORT int asprintf_noprof(char **strp, const char *fmt, ...)
 
 /* ---- entry points with an explicit call site (the header's macros) --------------- */
 
-EXPORT void *allocinfo_malloc(const alloc_tag *t, size_t n) { return do_site_malloc(t, n, false); }
+EXPORT void *allocinfo_malloc(const alloc_tag *t, size_t n)
+{
+	return do_site_malloc(t, n, false, RA());
+}
 
 EXPORT void *allocinfo_calloc(const alloc_tag *t, size_t n, size_t m)
 {
@@ -357,12 +362,12 @@ EXPORT void *allocinfo_calloc(const alloc_tag *t, size_t n, size_t m)
 		errno = ENOMEM;
 		return nullptr;
 	}
-	return do_site_malloc(t, total, true);
+	return do_site_malloc(t, total, true, RA());
 }
 
 EXPORT void *allocinfo_realloc(const alloc_tag *t, void *p, size_t n)
 {
-	return do_realloc(p, n, [t] { return slot_for_site(t); }, { t, 0 });
+	return do_realloc(p, n, [t] { return slot_for_site(t); }, { t, RA() });
 }
 
 EXPORT void *allocinfo_reallocarray(const alloc_tag *t, void *p, size_t n, size_t m)
@@ -372,32 +377,35 @@ EXPORT void *allocinfo_reallocarray(const alloc_tag *t, void *p, size_t n, size_
 		errno = ENOMEM;
 		return nullptr;
 	}
-	return do_realloc(p, total, [t] { return slot_for_site(t); }, { t, 0 });
+	return do_realloc(p, total, [t] { return slot_for_site(t); }, { t, RA() });
 }
 
-static void *site_memalign(const alloc_tag *t, size_t align, size_t n)
+static void *site_memalign(const alloc_tag *t, size_t align, size_t n, uintptr_t ra)
 {
-	return do_aligned(align, n, [t] { return slot_for_site(t); }, { t, 0 });
+	return do_aligned(align, n, [t] { return slot_for_site(t); }, { t, ra });
 }
 
 EXPORT void *allocinfo_memalign(const alloc_tag *t, size_t a, size_t n)
 {
-	return site_memalign(t, a, n);
+	return site_memalign(t, a, n, RA());
 }
 
 EXPORT void *allocinfo_aligned_alloc(const alloc_tag *t, size_t a, size_t n)
 {
-	return site_memalign(t, a, n);
+	return site_memalign(t, a, n, RA());
 }
 
-EXPORT void *allocinfo_valloc(const alloc_tag *t, size_t n) { return site_memalign(t, page_size(), n); }
+EXPORT void *allocinfo_valloc(const alloc_tag *t, size_t n)
+{
+	return site_memalign(t, page_size(), n, RA());
+}
 
 EXPORT void *allocinfo_pvalloc(const alloc_tag *t, size_t n)
 {
 	size_t rounded;
 	if (!pvalloc_size(n, &rounded))
 		return nullptr;
-	return do_aligned(page_size(), n, [t] { return slot_for_site(t); }, { t, 0 }, rounded);
+	return do_aligned(page_size(), n, [t] { return slot_for_site(t); }, { t, RA() }, rounded);
 }
 
 EXPORT int allocinfo_posix_memalign(const alloc_tag *t, void **pp, size_t a, size_t n)
@@ -405,7 +413,7 @@ EXPORT int allocinfo_posix_memalign(const alloc_tag *t, void **pp, size_t a, siz
 	if (a == 0 || (a & (a - 1)) || a % sizeof(void *))
 		return EINVAL;
 	int saved = errno;
-	void *p = site_memalign(t, a, n);
+	void *p = site_memalign(t, a, n, RA());
 	if (!p) {
 		int err = errno;
 		errno = saved;
@@ -417,24 +425,24 @@ EXPORT int allocinfo_posix_memalign(const alloc_tag *t, void **pp, size_t a, siz
 
 EXPORT char *allocinfo_strdup(const alloc_tag *t, const char *s)
 {
-	return dup_string(s, strlen(s), t, 0);
+	return dup_string(s, strlen(s), t, RA());
 }
 
 EXPORT char *allocinfo_strndup(const alloc_tag *t, const char *s, size_t n)
 {
-	return dup_string(s, strnlen(s, n), t, 0);
+	return dup_string(s, strnlen(s, n), t, RA());
 }
 
 EXPORT int allocinfo_vasprintf(const alloc_tag *t, char **strp, const char *fmt, va_list ap)
 {
-	return vasprintf_into(strp, fmt, ap, t, 0);
+	return vasprintf_into(strp, fmt, ap, t, RA());
 }
 
 EXPORT int allocinfo_asprintf(const alloc_tag *t, char **strp, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int r = vasprintf_into(strp, fmt, ap, t, 0);
+	int r = vasprintf_into(strp, fmt, ap, t, RA());
 	va_end(ap);
 	return r;
 }

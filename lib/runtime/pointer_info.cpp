@@ -19,6 +19,7 @@
 #include "registry.h"
 #include "small_heap.h"
 #include "store.h"
+#include "thread_shard.h"
 
 using namespace allocinfo;
 
@@ -122,5 +123,36 @@ extern "C" EXPORT int allocinfo_pointer_info(const void *ptr, struct allocinfo_p
 	out->start = reinterpret_cast<const void *>(b.start);
 	out->size = (size_t)b.size;
 	name_slot(b.slot, out);
+	return 0;
+}
+
+/* The sampler names its samples' tags through here (sampling.md). */
+extern "C" EXPORT int allocinfo_tag_info(unsigned int tag, struct allocinfo_ptr_info *out,
+					 long long *bytes, long long *count)
+{
+	if (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) != STATE_RUNNING || !g_store.hdr ||
+	    tag < ALLOCINFO_TAG_FIRST || tag >= __atomic_load_n(&g_store.hdr->nr_tags,
+							       __ATOMIC_ACQUIRE)) {
+		errno = ENOENT;
+		return -1;
+	}
+	busy_guard guard;
+	if (out) {
+		memset(out, 0, sizeof(*out));
+		name_slot(tag, out);
+	}
+	/* Counts are sums over the shards that may hold any (thread_shard.h). */
+	long long b = 0, c = 0;
+	for (uint32_t i = 0, n = shards_in_use(); i < n; i++) {
+		const char *shard = g_fast.counters + ((uint64_t)i << g_fast.shard_shift);
+		const auto *ctr = reinterpret_cast<const allocinfo_counter *>(shard +
+									 counter_offset(tag));
+		b += __atomic_load_n(&ctr->bytes, __ATOMIC_RELAXED);
+		c += __atomic_load_n(&ctr->calls, __ATOMIC_RELAXED);
+	}
+	if (bytes)
+		*bytes = b;
+	if (count)
+		*count = c;
 	return 0;
 }

@@ -212,3 +212,15 @@ tests_unit_test_bare_name_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_bare_name_LDADD = $(CMOCKA_LIBS)
 TESTS += tests/unit/test_bare_name
 endif
+
+if ENABLE_UNIT
+# The sampling profiler's hooks. Frame pointers for ALLOCINFO_PROFILE_UNWIND=fp, and
+# -rdynamic so that dladdr() names the functions a sampled stack passes through.
+check_PROGRAMS += tests/unit/test_profiler
+tests_unit_test_profiler_SOURCES = tests/unit/test_profiler.c
+tests_unit_test_profiler_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_profiler_CFLAGS = $(AM_CFLAGS) -g -O1 -fno-omit-frame-pointer
+tests_unit_test_profiler_LDADD = $(UNIT_LDADD) $(DL_LIBS) -lpthread -lm
+tests_unit_test_profiler_LDFLAGS = $(TEST_LINK_FLAGS) -rdynamic
+TESTS += tests/unit/test_profiler
+endif
