@@ -28,13 +28,6 @@ need_pprof() {
 	command -v go >/dev/null 2>&1 || skip "no go tool pprof (Debian: golang-go)"
 }
 
-# need_profiler: skips when the library has no sampler to run the profiler on.
-need_profiler() {
-	ALLOCINFO_PROFILE=$work/probe "$prog" small >/dev/null 2>"$work/probe.err"
-	! grep -q "Function not implemented" "$work/probe.err" || skip "no sampler in this build"
-	rm -f "$work"/probe*
-}
-
 # pprof_top FILE SAMPLE_INDEX: "BYTES FUNCTION" per function, flat values in plain
 # units (bytes or objects), from go tool pprof -top.
 pprof_top() {

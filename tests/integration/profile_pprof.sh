@@ -8,7 +8,6 @@
 # default rate the in-use estimate is within 10% of allocinfo's exact total.
 . "$top_srcdir/tests/integration/profile_lib.sh"
 need_pprof
-need_profiler
 
 # expect_top FILE INDEX "FUNC VALUE ..." : each FUNC's flat value is VALUE (0: absent).
 expect_top() {

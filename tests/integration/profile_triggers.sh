@@ -7,7 +7,6 @@
 # in-use view); started by allocinfo_pprof_profiler_start() as by the environment;
 # a fork child profiles on under its own pid.
 . "$top_srcdir/tests/integration/profile_lib.sh"
-need_profiler
 
 # run NAME ARGS...: runs the workload at rate 1 with base $work/NAME and whatever
 # ALLOCINFO_PROFILE_* the caller exported; fails on a nonzero exit or any stderr.
