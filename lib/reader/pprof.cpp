@@ -6,11 +6,13 @@
  * Readable by `go tool pprof` and `pprof`.
  */
 #include "report.h"
+#include "profile_read.h"
 #include "proto_write.h"
 
 #include <stdint.h>
 #include <string.h>
 
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -138,6 +140,147 @@ bool render_pprof(std::string &out, const std::vector<site_row> &rows, int64_t t
 	put_int(prof, PROFILE_PERIOD, 1);
 	put_int(prof, PROFILE_DEFAULT_SAMPLE_TYPE, (uint64_t)default_type);
 
+	return gzip(out, prof);
+}
+
+} /* namespace allocinfo */
+
+namespace allocinfo {
+
+bool render_pprof_merged(std::string &out, const pprof_profile &p,
+			 const std::vector<site_row> &rows, int64_t time_nanos)
+{
+	using namespace proto;
+	string_table st;
+	std::string prof, samples, mappings, locations, functions;
+	auto s = [&](int64_t i) { return (uint64_t)st.id(p.strings[(size_t)i]); };
+
+	/* The sampled profile's own types, its exact ones left out: they are replaced. */
+	std::vector<size_t> kept;
+	for (size_t i = 0; i < p.sample_types.size(); i++) {
+		const std::string &name = p.strings[(size_t)p.sample_types[i].first];
+		if (name.compare(0, 6, "exact_") == 0)
+			continue;
+		kept.push_back(i);
+		std::string vt;
+		put_int(vt, VALUETYPE_TYPE, s(p.sample_types[i].first));
+		put_int(vt, VALUETYPE_UNIT, s(p.sample_types[i].second));
+		put_msg(prof, PROFILE_SAMPLE_TYPE, vt);
+	}
+	put_msg(prof, PROFILE_SAMPLE_TYPE, value_type(st, "exact_inuse_objects", "count"));
+	put_msg(prof, PROFILE_SAMPLE_TYPE, value_type(st, "exact_inuse_space", "bytes"));
+
+	for (const pprof_sample &smp : p.samples) {
+		std::vector<uint64_t> v;
+		bool any = false, any_at_all = false;
+		for (size_t i = 0; i < smp.values.size(); i++)
+			any_at_all |= smp.values[i] != 0;
+		for (size_t i : kept) {
+			v.push_back((uint64_t)smp.values[i]);
+			any |= smp.values[i] != 0;
+		}
+		if (!any && any_at_all)
+			continue;	/* one of the profile's own exact samples */
+		v.push_back(0);
+		v.push_back(0);
+		std::string m;
+		put_packed(m, SAMPLE_LOCATION_ID, smp.location_ids.data(), smp.location_ids.size());
+		put_packed(m, SAMPLE_VALUE, v.data(), v.size());
+		for (const pprof_label &l : smp.labels) {
+			std::string lm;
+			put_int(lm, LABEL_KEY, s(l.key));
+			put_int(lm, LABEL_STR, s(l.str));
+			put_int(lm, LABEL_NUM, (uint64_t)l.num);
+			put_int(lm, 4 /* num_unit */, s(l.num_unit));
+			put_msg(m, SAMPLE_LABEL, lm);
+		}
+		put_msg(samples, PROFILE_SAMPLE, m);
+	}
+
+	for (const pprof_mapping &mp : p.mappings) {
+		std::string m;
+		put_int(m, MAPPING_ID, mp.id);
+		put_int(m, MAPPING_MEMORY_START, mp.memory_start);
+		put_int(m, MAPPING_MEMORY_LIMIT, mp.memory_limit);
+		put_int(m, MAPPING_FILE_OFFSET, mp.file_offset);
+		put_int(m, MAPPING_FILENAME, s(mp.filename));
+		put_int(m, MAPPING_BUILD_ID, s(mp.build_id));
+		put_int(m, MAPPING_HAS_FUNCTIONS, mp.has_functions);
+		put_int(m, MAPPING_HAS_FILENAMES, mp.has_filenames);
+		put_int(m, MAPPING_HAS_LINE_NUMBERS, mp.has_line_numbers);
+		put_int(m, MAPPING_HAS_INLINE_FRAMES, mp.has_inline_frames);
+		put_msg(mappings, PROFILE_MAPPING, m);
+	}
+	uint64_t max_location = 0, max_function = 0;
+	for (const pprof_location &l : p.locations) {
+		std::string m;
+		put_int(m, LOCATION_ID, l.id);
+		put_int(m, LOCATION_MAPPING_ID, l.mapping_id);
+		put_int(m, LOCATION_ADDRESS, l.address);
+		for (const pprof_line &ln : l.lines) {
+			std::string lm;
+			put_int(lm, LINE_FUNCTION_ID, ln.function_id);
+			put_int(lm, LINE_LINE, (uint64_t)ln.line);
+			put_msg(m, LOCATION_LINE, lm);
+		}
+		put_int(m, 5 /* is_folded */, l.is_folded);
+		put_msg(locations, PROFILE_LOCATION, m);
+		max_location = std::max(max_location, l.id);
+	}
+	for (const pprof_function &f : p.functions) {
+		std::string m;
+		put_int(m, FUNCTION_ID, f.id);
+		put_int(m, FUNCTION_NAME, s(f.name));
+		put_int(m, FUNCTION_SYSTEM_NAME, s(f.system_name));
+		put_int(m, FUNCTION_FILENAME, s(f.filename));
+		put_int(m, FUNCTION_START_LINE, (uint64_t)f.start_line);
+		put_msg(functions, PROFILE_FUNCTION, m);
+		max_function = std::max(max_function, f.id);
+	}
+
+	/* allocinfo's exact totals: a sample per site, at a location of its own. */
+	for (const site_row &r : rows) {
+		const uint64_t id = ++max_location, fid = ++max_function;
+		std::string fn, line, loc, m;
+		put_int(fn, FUNCTION_ID, fid);
+		put_int(fn, FUNCTION_NAME, (uint64_t)st.id(r.func));
+		put_int(fn, FUNCTION_SYSTEM_NAME,
+			(uint64_t)st.id(r.full_func.empty() ? r.func : r.full_func));
+		put_int(fn, FUNCTION_FILENAME, (uint64_t)st.id(r.file));
+		put_msg(functions, PROFILE_FUNCTION, fn);
+		put_int(line, LINE_FUNCTION_ID, fid);
+		put_int(line, LINE_LINE, r.line);
+		put_int(loc, LOCATION_ID, id);
+		put_msg(loc, LOCATION_LINE, line);
+		put_msg(locations, PROFILE_LOCATION, loc);
+		std::vector<uint64_t> v(kept.size(), 0);
+		v.push_back((uint64_t)clamp0(r.calls));
+		v.push_back((uint64_t)clamp0(r.bytes));
+		put_packed(m, SAMPLE_LOCATION_ID, &id, 1);
+		put_packed(m, SAMPLE_VALUE, v.data(), v.size());
+		const std::string site = r.file + ":" + std::to_string(r.line);
+		put_label(m, st, "site", &site);
+		if (!r.module.empty())
+			put_label(m, st, "module", &r.module);
+		if (r.pid)
+			put_label(m, st, "pid", nullptr, r.pid);
+		put_msg(samples, PROFILE_SAMPLE, m);
+	}
+
+	prof += samples;
+	prof += mappings;
+	prof += locations;
+	prof += functions;
+	std::string period_type;
+	put_int(period_type, VALUETYPE_TYPE, s(p.period_type.first));
+	put_int(period_type, VALUETYPE_UNIT, s(p.period_type.second));
+	const uint64_t default_type = s(p.default_sample_type);
+	st.write(prof);
+	put_int(prof, PROFILE_TIME_NANOS, (uint64_t)(p.time_nanos ? p.time_nanos : time_nanos));
+	put_int(prof, PROFILE_DURATION_NANOS, (uint64_t)p.duration_nanos);
+	put_msg(prof, PROFILE_PERIOD_TYPE, period_type);
+	put_int(prof, PROFILE_PERIOD, (uint64_t)p.period);
+	put_int(prof, PROFILE_DEFAULT_SAMPLE_TYPE, default_type);
 	return gzip(out, prof);
 }
 

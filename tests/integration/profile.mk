@@ -16,6 +16,7 @@ tests_integration_profile_prog_plain_LDADD = $(DL_LIBS)
 PROFILE_TESTS = \
 	tests/integration/profile_pprof.sh \
 	tests/integration/profile_triggers.sh \
-	tests/integration/profile_env.sh
+	tests/integration/profile_env.sh \
+	tests/integration/profile_merge.sh
 TESTS += $(PROFILE_TESTS)
 EXTRA_DIST += $(PROFILE_TESTS) tests/integration/profile_lib.sh

@@ -18,12 +18,15 @@
  *   sleep S     work_a keeps one block, then sleeps S seconds (decimals allowed)
  *   fork        "small", then fork; the child allocates work_b's blocks again and
  *               exits; the parent waits
+ *   hold FIFO   "small", allocinfo_profiler_snapshot(), prints "pid PID", then blocks
+ *               opening FIFO for reading until the test opens it for writing
  */
 #ifndef PLAIN_BUILD
 #include <allocinfo.h>
 #endif
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +163,13 @@ int main(int argc, char **argv)
 		int status;
 		waitpid(pid, &status, 0);
 		printf("child %d\n", (int)pid);
+	} else if (strcmp(mode, "hold") == 0) {
+		run_small();
+		snapshot();
+		printf("pid %d\n", (int)getpid());
+		int fd = open(arg, O_RDONLY);
+		if (fd >= 0)
+			close(fd);
 	} else {
 		fprintf(stderr, "unknown mode %s\n", mode);
 		return 2;
