@@ -286,13 +286,15 @@ void release_slow(void *p, int op) noexcept
 	}
 	if ((meta & RECORD_F_DEBUG) && !check_pointer(p, "free"))
 		return;
-	if (unlikely(meta & (RECORD_F_CALLBACKS | RECORD_F_MOVED)) &&
-	    ((meta & RECORD_F_MOVED) || callbacks::chain_wanted())) {
-		callbacks::release(p, op);
-		return;
+	if (unlikely(meta & (RECORD_F_CALLBACKS | RECORD_F_MOVED | RECORD_F_SAMPLED))) {
+		if ((meta & RECORD_F_MOVED) ||
+		    ((meta & RECORD_F_CALLBACKS) && callbacks::chain_wanted())) {
+			callbacks::release(p, op);
+			return;
+		}
+		if (meta & RECORD_F_SAMPLED)	/* its profiler's on_free, then freed */
+			sampler::released(p);
 	}
-	if (meta & RECORD_F_SAMPLED)
-		sampler::released(p);
 	if (!(meta & RECORD_F_UNCOUNTED))
 		counter_sub(record_slot(rec), (int64_t)rec->size, 1);
 	void *base = rec;
@@ -330,6 +332,17 @@ static void *move_block(uint32_t slot, void *p, size_t old_size, size_t size, ui
 	memcpy(q, p, old_size < size ? old_size : size);
 	release(p);
 	return q;
+}
+
+/* realloc of a block with a record that glibc's realloc cannot take: moved, except a
+ * sampled one (which has a shift) that fits, kept in place. Out of line, so that
+ * realloc's common path stays as it was before the sampler. */
+[[gnu::noinline]] static void *move_shifted(uint32_t slot, void *p, size_t old_size, size_t size,
+					    uint32_t flags)
+{
+	if (record_of(p)->meta & RECORD_F_SAMPLED)
+		return sampler::reallocate_sampled(slot, p, size, flags);
+	return move_block(slot, p, old_size, size, flags);
 }
 
 /* realloc of a slot of the small-block heap: in place within its class. */
@@ -379,15 +392,13 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 	}
 	if (unlikely(meta & RECORD_F_MOVED))	/* a pointer a callback moved: a new block */
 		return move_block(slot, p, callbacks::moved_usable_size(p), size, flags);
-	if (meta & RECORD_F_SAMPLED)
-		return sampler::reallocate_sampled(slot, p, size, flags);
 	uint32_t old_slot = record_slot(rec);
 	size_t old_size = rec->size;
 	if ((meta & RECORD_SHIFT_MASK) || backend::owns_bootstrap(rec) ||
 	    ((meta ^ flags) & RECORD_F_FOREIGN))
 		/* glibc's realloc would not keep the alignment; nor can one allocator's
 		 * realloc take another's block. */
-		return move_block(slot, p, old_size, size, flags);
+		return move_shifted(slot, p, old_size, size, flags);
 	size_t total;
 	if (__builtin_add_overflow(size, sizeof(alloc_record), &total)) {
 		errno = ENOMEM;

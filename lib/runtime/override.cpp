@@ -63,11 +63,14 @@ template <bool Zero>
 	return allocate(slot_for_site(t), n, Zero);
 }
 
-[[gnu::noinline]] void *site_malloc_slow(const alloc_tag *t, size_t n, bool zero, uintptr_t ra)
+/* Reached from the entry point by tail calls (site_malloc_off's, the entry's), so its
+ * return address is the program's call, for the sampler's stacks; the fast path then
+ * passes nothing more. Otherwise it is the library's, which the sampler ignores. */
+[[gnu::noinline]] void *site_malloc_slow(const alloc_tag *t, size_t n, bool zero)
 {
 	if (unlikely(callbacks::wanted()))
 		return callbacks::allocate(zero ? ALLOCINFO_OP_CALLOC : ALLOCINFO_OP_MALLOC,
-					   { t, ra }, n, 0, 0, zero);
+					   { t, RA() }, n, 0, 0, zero);
 	slow_plan plan = slow_mode();
 	if (plan.mode == how::counted)
 		return allocate_flagged(slot_for_site(t), n, zero, plan.flags);
@@ -84,11 +87,11 @@ template <bool Zero>
 }
 
 template <bool Zero>
-[[gnu::noinline]] void *site_malloc_off(const alloc_tag *t, size_t n, uintptr_t ra)
+[[gnu::noinline]] void *site_malloc_off(const alloc_tag *t, size_t n)
 {
 	if (likely(__atomic_load_n(&g_fast.plain_when_off, __ATOMIC_RELAXED)))
 		return Zero ? backend::calloc(1, n) : backend::malloc(n);
-	return site_malloc_slow(t, n, Zero, ra);
+	return site_malloc_slow(t, n, Zero);
 }
 
 inline void *do_malloc(size_t n, uintptr_t ra)
@@ -98,12 +101,11 @@ inline void *do_malloc(size_t n, uintptr_t ra)
 	return malloc_off<false>(n, ra);
 }
 
-/* ra: the program's call, for the sampler's stacks only. */
-inline void *do_site_malloc(const alloc_tag *t, size_t n, bool zero, uintptr_t ra)
+inline void *do_site_malloc(const alloc_tag *t, size_t n, bool zero)
 {
 	if (likely(fast_go()))
 		return zero ? site_malloc_fast<true>(t, n) : site_malloc_fast<false>(t, n);
-	return zero ? site_malloc_off<true>(t, n, ra) : site_malloc_off<false>(t, n, ra);
+	return zero ? site_malloc_off<true>(t, n) : site_malloc_off<false>(t, n);
 }
 
 inline void *do_calloc(size_t n, size_t m, uintptr_t ra)
@@ -225,7 +227,7 @@ int vasprintf_into(char **strp, const char *fmt, va_list ap, const alloc_tag *si
 	va_end(copy);
 	if (len < 0)
 		return -1;
-	char *p = static_cast<char *>(site ? do_site_malloc(site, (size_t)len + 1, false, ra)
+	char *p = static_cast<char *>(site ? do_site_malloc(site, (size_t)len + 1, false)
 					   : do_malloc((size_t)len + 1, ra));
 	if (!p)
 		return -1;
@@ -239,8 +241,7 @@ int vasprintf_into(char **strp, const char *fmt, va_list ap, const alloc_tag *si
 
 char *dup_string(const char *s, size_t n, const alloc_tag *site, uintptr_t ra)
 {
-	char *p = static_cast<char *>(site ? do_site_malloc(site, n + 1, false, ra)
-					   : do_malloc(n + 1, ra));
+	char *p = static_cast<char *>(site ? do_site_malloc(site, n + 1, false) : do_malloc(n + 1, ra));
 	if (p) {
 		memcpy(p, s, n);
 		p[n] = '\0';
@@ -350,10 +351,7 @@ EXPORT int asprintf_noprof(char **strp, const char *fmt, ...)
 
 /* ---- entry points with an explicit call site (the header's macros) --------------- */
 
-EXPORT void *allocinfo_malloc(const alloc_tag *t, size_t n)
-{
-	return do_site_malloc(t, n, false, RA());
-}
+EXPORT void *allocinfo_malloc(const alloc_tag *t, size_t n) { return do_site_malloc(t, n, false); }
 
 EXPORT void *allocinfo_calloc(const alloc_tag *t, size_t n, size_t m)
 {
@@ -362,12 +360,12 @@ EXPORT void *allocinfo_calloc(const alloc_tag *t, size_t n, size_t m)
 		errno = ENOMEM;
 		return nullptr;
 	}
-	return do_site_malloc(t, total, true, RA());
+	return do_site_malloc(t, total, true);
 }
 
 EXPORT void *allocinfo_realloc(const alloc_tag *t, void *p, size_t n)
 {
-	return do_realloc(p, n, [t] { return slot_for_site(t); }, { t, RA() });
+	return do_realloc(p, n, [t] { return slot_for_site(t); }, { t, 0 });
 }
 
 EXPORT void *allocinfo_reallocarray(const alloc_tag *t, void *p, size_t n, size_t m)
@@ -377,35 +375,32 @@ EXPORT void *allocinfo_reallocarray(const alloc_tag *t, void *p, size_t n, size_
 		errno = ENOMEM;
 		return nullptr;
 	}
-	return do_realloc(p, total, [t] { return slot_for_site(t); }, { t, RA() });
+	return do_realloc(p, total, [t] { return slot_for_site(t); }, { t, 0 });
 }
 
-static void *site_memalign(const alloc_tag *t, size_t align, size_t n, uintptr_t ra)
+static void *site_memalign(const alloc_tag *t, size_t align, size_t n)
 {
-	return do_aligned(align, n, [t] { return slot_for_site(t); }, { t, ra });
+	return do_aligned(align, n, [t] { return slot_for_site(t); }, { t, 0 });
 }
 
 EXPORT void *allocinfo_memalign(const alloc_tag *t, size_t a, size_t n)
 {
-	return site_memalign(t, a, n, RA());
+	return site_memalign(t, a, n);
 }
 
 EXPORT void *allocinfo_aligned_alloc(const alloc_tag *t, size_t a, size_t n)
 {
-	return site_memalign(t, a, n, RA());
+	return site_memalign(t, a, n);
 }
 
-EXPORT void *allocinfo_valloc(const alloc_tag *t, size_t n)
-{
-	return site_memalign(t, page_size(), n, RA());
-}
+EXPORT void *allocinfo_valloc(const alloc_tag *t, size_t n) { return site_memalign(t, page_size(), n); }
 
 EXPORT void *allocinfo_pvalloc(const alloc_tag *t, size_t n)
 {
 	size_t rounded;
 	if (!pvalloc_size(n, &rounded))
 		return nullptr;
-	return do_aligned(page_size(), n, [t] { return slot_for_site(t); }, { t, RA() }, rounded);
+	return do_aligned(page_size(), n, [t] { return slot_for_site(t); }, { t, 0 }, rounded);
 }
 
 EXPORT int allocinfo_posix_memalign(const alloc_tag *t, void **pp, size_t a, size_t n)
@@ -413,7 +408,7 @@ EXPORT int allocinfo_posix_memalign(const alloc_tag *t, void **pp, size_t a, siz
 	if (a == 0 || (a & (a - 1)) || a % sizeof(void *))
 		return EINVAL;
 	int saved = errno;
-	void *p = site_memalign(t, a, n, RA());
+	void *p = site_memalign(t, a, n);
 	if (!p) {
 		int err = errno;
 		errno = saved;
@@ -425,24 +420,24 @@ EXPORT int allocinfo_posix_memalign(const alloc_tag *t, void **pp, size_t a, siz
 
 EXPORT char *allocinfo_strdup(const alloc_tag *t, const char *s)
 {
-	return dup_string(s, strlen(s), t, RA());
+	return dup_string(s, strlen(s), t, 0);
 }
 
 EXPORT char *allocinfo_strndup(const alloc_tag *t, const char *s, size_t n)
 {
-	return dup_string(s, strnlen(s, n), t, RA());
+	return dup_string(s, strnlen(s, n), t, 0);
 }
 
 EXPORT int allocinfo_vasprintf(const alloc_tag *t, char **strp, const char *fmt, va_list ap)
 {
-	return vasprintf_into(strp, fmt, ap, t, RA());
+	return vasprintf_into(strp, fmt, ap, t, 0);
 }
 
 EXPORT int allocinfo_asprintf(const alloc_tag *t, char **strp, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int r = vasprintf_into(strp, fmt, ap, t, RA());
+	int r = vasprintf_into(strp, fmt, ap, t, 0);
 	va_end(ap);
 	return r;
 }

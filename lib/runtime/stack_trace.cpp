@@ -189,6 +189,9 @@ int capture(void **frames, int max, uintptr_t ra)
 	int cap = max + OWN_FRAMES_MAX, n = 0;
 	if (cap > (int)(sizeof(raw) / sizeof(raw[0])))
 		cap = (int)(sizeof(raw) / sizeof(raw[0]));
+	if (own(ra))	/* an entry point that was not reached by a tail call */
+		ra = 0;
+	busy_guard guard;	/* anything the walk allocates is the library's */
 	if (!g_backtrace) {
 		n = 0;
 	} else if (g_walker == walker::fp) {

@@ -35,8 +35,8 @@ walker chosen() HIDDEN;
 /*
  * Up to max return addresses into frames[]; returns how many. ra: the return address
  * of the program's allocation call when known (0 otherwise): frames before it are the
- * library's and are skipped. Takes no lock and allocates nothing; called with the
- * thread's callbacks guard set.
+ * library's and are skipped. Takes no lock of the library's; what the walk may
+ * allocate is the library's own (busy_guard), never sampled.
  */
 int capture(void **frames, int max, uintptr_t ra) HIDDEN;
 

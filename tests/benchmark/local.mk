@@ -133,7 +133,7 @@ EXTRA_DIST += tests/benchmark/bench.sh tests/benchmark/gen-sites.sh \
 	tests/benchmark/compile-cost.sh
 
 # BENCH_FLAGS passes options to bench.sh (e.g. BENCH_FLAGS=--quick).
-bench: $(BENCH_PROGS) $(EXTRA_LTLIBRARIES) lib/liballocinfo.la \
+bench: $(BENCH_PROGS) $(SAMPLER_BENCH_PROGS) $(EXTRA_LTLIBRARIES) lib/liballocinfo.la \
 		tools/allocinfo-cc tools/allocinfo-c++
 	@if test "x$(enable_sanitizer)" != xno; then \
 		echo "bench: configure without --enable-sanitizer to measure"; exit 1; fi
@@ -143,6 +143,23 @@ bench: $(BENCH_PROGS) $(EXTRA_LTLIBRARIES) lib/liballocinfo.la \
 	$(SHELL) $(top_srcdir)/tests/benchmark/bench_underneath.sh $(BENCH_FLAGS)
 	top_builddir='$(abs_top_builddir)' \
 	$(SHELL) $(top_srcdir)/tests/benchmark/process_cost.sh $(BENCH_FLAGS)
+	top_builddir='$(abs_top_builddir)' \
+	$(SHELL) $(top_srcdir)/tests/benchmark/sampler_bench.sh $(BENCH_FLAGS)
 	@# what building through allocinfo-cc costs (compile time, code size)
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
 	bash $(top_srcdir)/tests/benchmark/compile-cost.sh $(BENCH_FLAGS)
+
+# The sampling profiler (sampler_bench.sh): a no-op profiler loaded by
+# ALLOCINFO_CALLBACKS, and one sampled allocation's cost with its stack.
+SAMPLER_BENCH_PROGS = tests/benchmark/sampled_depth
+EXTRA_PROGRAMS += $(SAMPLER_BENCH_PROGS)
+EXTRA_LTLIBRARIES += tests/benchmark/libprofilernoop.la
+tests_benchmark_libprofilernoop_la_SOURCES = tests/benchmark/profiler_noop.c
+tests_benchmark_libprofilernoop_la_LDFLAGS = -module -avoid-version -rpath /nowhere
+tests_benchmark_sampled_depth_SOURCES = tests/benchmark/sampled_depth.c tests/benchmark/bench.h
+tests_benchmark_sampled_depth_CPPFLAGS = $(AM_CPPFLAGS)
+tests_benchmark_sampled_depth_CFLAGS = $(AM_CFLAGS) -fno-omit-frame-pointer
+tests_benchmark_sampled_depth_LDADD = $(BENCH_LIBS)
+tests_benchmark_sampled_depth_LDFLAGS = $(BENCH_LINK)
+CLEANFILES += $(SAMPLER_BENCH_PROGS)
+EXTRA_DIST += tests/benchmark/sampler_bench.sh

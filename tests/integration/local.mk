@@ -157,3 +157,15 @@ tests_integration_addr_prog_LDADD = $(TEST_LDADD)
 tests_integration_addr_prog_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/integration/pointer_addr.sh
 EXTRA_DIST += tests/integration/pointer_addr.sh
+
+# The sampling profiler's hooks under LD_PRELOAD, with each walker, under
+# ALLOCINFO_DEBUG and over other allocators: a profiler loaded by ALLOCINFO_CALLBACKS.
+check_PROGRAMS += tests/integration/profiler_hooks_prog
+tests_integration_profiler_hooks_prog_SOURCES = tests/integration/profiler_hooks_prog.c
+tests_integration_profiler_hooks_prog_CFLAGS = $(AM_CFLAGS) -g -O1 -fno-omit-frame-pointer
+tests_integration_profiler_hooks_prog_LDFLAGS = -rdynamic -no-install
+check_LTLIBRARIES += tests/integration/libprofilerhooks.la
+tests_integration_libprofilerhooks_la_SOURCES = tests/integration/profiler_hooks_lib.c
+tests_integration_libprofilerhooks_la_LDFLAGS = -module -avoid-version -rpath /nowhere $(DL_LIBS)
+TESTS += tests/integration/profiler_hooks.sh
+EXTRA_DIST += tests/integration/profiler_hooks.sh

@@ -224,3 +224,13 @@ tests_unit_test_profiler_LDADD = $(UNIT_LDADD) $(DL_LIBS) -lpthread -lm
 tests_unit_test_profiler_LDFLAGS = $(TEST_LINK_FLAGS) -rdynamic
 TESTS += tests/unit/test_profiler
 endif
+
+if ENABLE_UNIT
+check_PROGRAMS += tests/unit/test_profiler_cxx
+tests_unit_test_profiler_cxx_SOURCES = tests/unit/test_profiler_cxx.cpp
+tests_unit_test_profiler_cxx_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_profiler_cxx_CXXFLAGS = $(AM_CXXFLAGS) -g -O1
+tests_unit_test_profiler_cxx_LDADD = $(UNIT_LDADD) $(DL_LIBS)
+tests_unit_test_profiler_cxx_LDFLAGS = $(TEST_LINK_FLAGS) -rdynamic
+TESTS += tests/unit/test_profiler_cxx
+endif
