@@ -161,7 +161,7 @@ void wake_thread()
 /* Called with the table lock held. */
 void request_snapshot()
 {
-	if (!g_have_thread)
+	if (!__atomic_load_n(&g_have_thread, __ATOMIC_ACQUIRE))
 		return;
 	if (__atomic_load_n(&g_pending, __ATOMIC_RELAXED) < PENDING_MAX)
 		__atomic_add_fetch(&g_pending, 1, __ATOMIC_RELEASE);
@@ -463,12 +463,12 @@ bool start_thread()
 
 void stop_thread()
 {
-	if (!g_have_thread)
+	if (!__atomic_load_n(&g_have_thread, __ATOMIC_ACQUIRE))
 		return;
+	__atomic_store_n(&g_have_thread, false, __ATOMIC_RELEASE);
 	__atomic_store_n(&g_stopping, true, __ATOMIC_RELEASE);
 	wake_thread();
 	pthread_join(g_thread, nullptr);
-	g_have_thread = false;
 }
 
 /* ---- exit and fork --------------------------------------------------------------- */
@@ -505,9 +505,9 @@ void fork_child()
 	g_pid = getpid();
 	g_seq = 0;
 	g_pending = 0;
-	g_have_thread = false;
+	__atomic_store_n(&g_have_thread, false, __ATOMIC_RELEASE);
 	if (g_set.alloc_interval || g_set.inuse_interval || g_set.time_interval > 0)
-		g_have_thread = start_thread();
+		__atomic_store_n(&g_have_thread, start_thread(), __ATOMIC_RELEASE);
 }
 
 void *reserve(size_t bytes)
@@ -574,7 +574,7 @@ int start(size_t rate, const char *base, size_t alloc_interval, size_t inuse_int
 	}
 	__atomic_store_n(&g_running, true, __ATOMIC_RELEASE);
 	if (alloc_interval || inuse_interval || time_interval > 0)
-		g_have_thread = start_thread();
+		__atomic_store_n(&g_have_thread, start_thread(), __ATOMIC_RELEASE);
 	rc = allocinfo_profiler_start();
 	if (rc) {
 		stop_thread();
