@@ -18,6 +18,9 @@
  *   sleep S     work_a keeps one block, then sleeps S seconds (decimals allowed)
  *   fork        "small", then fork; the child allocates work_b's blocks again and
  *               exits; the parent waits
+ *   threads N   N threads, each allocating and freeing 200 blocks of 1000 bytes in
+ *               work_b, keeping 10, and calling allocinfo_profiler_snapshot() twice
+ *               meanwhile; prints "joined"
  *   hold FIFO   "small", allocinfo_profiler_snapshot(), prints "pid PID", then blocks
  *               opening FIFO for reading until the test opens it for writing
  */
@@ -27,6 +30,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +129,22 @@ static void snapshot(void)
 	printf("snapshot %d\n", fn ? fn() : -1000);
 }
 
+static void *thread_work(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 200; i++) {
+		void *p = malloc(1000);
+		sink = p;
+		if (i % 20 == 0) {
+			work_b(1, 1000);
+		}
+		free(p);
+		if (i == 50 || i == 150)
+			snapshot();
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "small";
@@ -163,6 +183,15 @@ int main(int argc, char **argv)
 		int status;
 		waitpid(pid, &status, 0);
 		printf("child %d\n", (int)pid);
+	} else if (strcmp(mode, "threads") == 0) {
+		pthread_t t[16];
+		int n = atoi(arg);
+		n = n < 1 ? 1 : n > 16 ? 16 : n;
+		for (int i = 0; i < n; i++)
+			pthread_create(&t[i], NULL, thread_work, NULL);
+		for (int i = 0; i < n; i++)
+			pthread_join(t[i], NULL);
+		printf("joined\n");
 	} else if (strcmp(mode, "hold") == 0) {
 		run_small();
 		snapshot();

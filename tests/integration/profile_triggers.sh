@@ -4,7 +4,7 @@
 # files are numbered BASE.PID.0, 1, ... in order: every ALLOC_INTERVAL bytes
 # allocated, every INUSE_INTERVAL bytes of in-use growth, every TIME_INTERVAL seconds,
 # at each allocinfo_profiler_snapshot(), once at exit (with what is still live in its
-# in-use view); started by allocinfo_pprof_profiler_start() as by the environment;
+# in-use view), from several threads at once; started by allocinfo_pprof_profiler_start() as by the environment;
 # a fork child profiles on under its own pid.
 . "$top_srcdir/tests/integration/profile_lib.sh"
 
@@ -54,6 +54,16 @@ expect_files snap 4
 if command -v go >/dev/null 2>&1; then
 	top=$(pprof_top "$work"/snap.*.3.pb.gz inuse_space)
 	printf '%s\n' "$top" | grep -qx '409600 work_a' || fail "snapshot at exit: $top"
+fi
+
+# Four threads allocating and taking snapshots at once (the sanitizer builds run
+# this too): two files each, and the one at exit; work_b's 80 kept blocks live.
+run threads threads 4
+grep -qx joined "$work/out" || fail "threads: $(cat "$work/out")"
+expect_files threads 9
+if command -v go >/dev/null 2>&1; then
+	top=$(pprof_top "$work"/threads.*.8.pb.gz inuse_space)
+	printf '%s\n' "$top" | grep -qx '40000 work_b' || fail "threads, at exit: $top"
 fi
 
 # Started by the API, without the environment.
