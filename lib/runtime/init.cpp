@@ -141,8 +141,9 @@ void start()
 } /* namespace */
 
 /* Debugging takes the slow path, which checks every pointer; so do registered user
- * callbacks, which run there. A lock orders start-up against the first callback's
- * registration, so that neither undoes the other. */
+ * callbacks, which run there, and a started sampling profiler (callbacks::armed()
+ * tests both). A lock orders start-up against the first callback's registration, so
+ * that neither undoes the other. */
 void update_fast_paths()
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
