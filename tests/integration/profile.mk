@@ -19,4 +19,5 @@ PROFILE_TESTS = \
 	tests/integration/profile_env.sh \
 	tests/integration/profile_merge.sh
 TESTS += $(PROFILE_TESTS)
-EXTRA_DIST += $(PROFILE_TESTS) tests/integration/profile_lib.sh
+EXTRA_DIST += $(PROFILE_TESTS) tests/integration/profile_lib.sh \
+	tests/integration/profile_lsan.supp

@@ -11,6 +11,8 @@ trap 'rm -rf "$work"' EXIT
 # The profiler's own knobs must come from each test alone.
 unset ALLOCINFO_PROFILE ALLOCINFO_PROFILE_SAMPLE_RATE ALLOCINFO_PROFILE_ALLOC_INTERVAL \
 	ALLOCINFO_PROFILE_INUSE_INTERVAL ALLOCINFO_PROFILE_TIME_INTERVAL
+LSAN_OPTIONS="suppressions=$top_srcdir/tests/integration/profile_lsan.supp:print_suppressions=0 ${LSAN_OPTIONS:-}"
+export LSAN_OPTIONS
 # go writes its caches under $HOME.
 export HOME="${HOME:-$work}" GOFLAGS=-mod=mod GOTOOLCHAIN=local
 
