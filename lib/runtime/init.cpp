@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "callbacks.h"
 #include "caller_tags.h"
+#include "frames.h"
 #include "internal.h"
 #include "options.h"
 #include "pprof_profiler.h"
@@ -200,6 +201,11 @@ __attribute__((constructor(101))) static void allocinfo_constructor()
 {
 	note_constructors_running();
 	ensure_init();
+#ifdef ALLOCINFO_BACKEND_NEXT
+	/* A thread's first allocation, inside the sanitizer's thread start-up, must not
+	 * be the one that finds the unwinder (its pthread_once is intercepted there). */
+	prepare_unwinder();
+#endif
 	if (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) == STATE_RUNNING) {
 		pthread_atfork(fork_prepare, fork_parent, fork_child);
 		atexit(on_exit);

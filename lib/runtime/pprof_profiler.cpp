@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "frames.h"
 #include "options.h"
 #include "plain_vector.h"
 #include "reader_loader.h"
@@ -447,6 +448,9 @@ void *thread_main(void *)
 
 bool start_thread()
 {
+	/* The new thread's first allocations may be a caller's to name (a sanitizer's
+	 * thread start-up allocates): the unwinder must be ready before. */
+	prepare_unwinder();
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);	/* signals are the program's */

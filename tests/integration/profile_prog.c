@@ -42,17 +42,25 @@
 
 static void *volatile sink;
 
+static void set_sink(void *p)
+{
+	__atomic_store_n(&sink, p, __ATOMIC_RELAXED);
+}
+
 /* Keeps a block live to the end (and out of the optimizer's reach). */
 static void keep(void *p)
 {
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static void **kept;
 	static size_t n, cap;
+	pthread_mutex_lock(&lock);
 	if (n == cap) {
 		cap = cap ? cap * 2 : 1024;
 		kept = (void **)realloc(kept, cap * sizeof(*kept));
 	}
 	kept[n++] = p;
-	sink = p;
+	pthread_mutex_unlock(&lock);
+	set_sink(p);
 }
 
 NOINLINE void work_a(int n, size_t size)
@@ -73,7 +81,7 @@ NOINLINE void work_c(int n, size_t size, int keep_them)
 {
 	for (int i = 0; i < n; i++) {
 		void *p = malloc(size);
-		sink = p;
+		set_sink(p);
 		if (keep_them)
 			keep(p);
 		else
@@ -134,7 +142,7 @@ static void *thread_work(void *arg)
 	(void)arg;
 	for (int i = 0; i < 200; i++) {
 		void *p = malloc(1000);
-		sink = p;
+		set_sink(p);
 		if (i % 20 == 0) {
 			work_b(1, 1000);
 		}
