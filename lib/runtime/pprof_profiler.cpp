@@ -487,15 +487,17 @@ void at_exit()
 	__atomic_store_n(&g_running, false, __ATOMIC_RELEASE);
 }
 
+/* No snapshot is half written across fork. The table's lock is not held across it:
+ * the child may allocate (and sample) before its handlers run (a sanitizer's fork
+ * does); it is made anew in the child, where a sample being recorded by another
+ * thread at that instant may be lost. */
 void fork_prepare()
 {
 	pthread_mutex_lock(&g_write_lock);
-	pthread_mutex_lock(&g_table_lock);
 }
 
 void fork_parent()
 {
-	pthread_mutex_unlock(&g_table_lock);
 	pthread_mutex_unlock(&g_write_lock);
 }
 
