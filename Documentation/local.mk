@@ -30,4 +30,6 @@ Documentation_examples_libcallbacks_thread_stats_la_LDFLAGS = $(EXAMPLE_CB_LDFLA
 Documentation_examples_libcallbacks_thread_stats_la_LIBADD = -lpthread
 dist_man_MANS += Documentation/man/allocinfo_callbacks.3 \
 	Documentation/man/allocinfo_pprof_profiler_start.3
+dist_man_MANS += Documentation/man/allocinfo_profiler.3
+EXTRA_DIST += Documentation/sampling.md
 EXTRA_DIST += Documentation/callbacks.md

@@ -229,7 +229,7 @@ static ALLOCINFO__INLINE_KW int allocinfo_pointer_info(const void *p, struct all
 }
 #endif
 
-/* ---- sampling heap profiler (Documentation/profiling.md) ---------------------------
+/* ---- sampling heap profiler (Documentation/sampling.md, profiling.md) -------------
  * A profiler in the shape of mimalloc's (mimalloc-profile.h): the library samples
  * allocations by bytes (a Poisson process per thread: the gaps between samples are
  * exponential with mean `sample rate` bytes), captures the stack of each sampled one,
@@ -277,15 +277,18 @@ struct allocinfo_profiler {
 
 #ifndef ALLOCINFO_DISABLE
 /* Attaches profiler p (copied) with arg for its callbacks, stopped. 0, or -errno:
- * EINVAL (a bad field), EBUSY (one is attached), ENOTSUP (ALLOCINFO=never). */
+ * EINVAL (a bad field), EBUSY (one is attached), ENOTSUP (ALLOCINFO=never), EDEADLK
+ * (from inside a callback). */
 ALLOCINFO_API int allocinfo_profiler_attach(const struct allocinfo_profiler *p, void *arg);
 /* Stops and detaches the profiler; once it returns, no thread is in or will enter
- * one of its callbacks (sampled blocks freed later call nothing). 0 or -ENOENT. */
+ * one of its callbacks (sampled blocks freed later call nothing). 0 or -ENOENT;
+ * -EDEADLK from inside a callback. */
 ALLOCINFO_API int allocinfo_profiler_detach(void);
 /* Sampling on and off; sampled blocks still live keep calling on_free. 0 or -ENOENT. */
 ALLOCINFO_API int allocinfo_profiler_start(void);
 ALLOCINFO_API int allocinfo_profiler_stop(void);
-/* Calls the profiler's on_snapshot, one call at a time. 0 or -ENOENT. */
+/* Calls the profiler's on_snapshot, one call at a time. 0 or -ENOENT; -EDEADLK from
+ * inside on_snapshot. */
 ALLOCINFO_API int allocinfo_profiler_snapshot(void);
 /* The names of tag `tag` as a report line names it (start and size are 0), and
  * its exact live bytes and count in *bytes and *count (either may be NULL). 0, or -1

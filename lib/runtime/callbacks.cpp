@@ -318,10 +318,11 @@ bool is_moved(const void *p)
 	return (meta & (RECORD_MAGIC_MASK | RECORD_F_MOVED)) == (RECORD_MAGIC | RECORD_F_MOVED);
 }
 
-void *allocate(int op, site s, size_t size, size_t align, size_t reserve, bool zero)
+/* The chain around an allocation; apart, so that allocate() below is a test and a
+ * tail call when only the profiler is armed. */
+[[gnu::noinline]] static void *allocate_with_chain(int op, site s, size_t size, size_t align,
+						   size_t reserve, bool zero)
 {
-	if (!(__atomic_load_n(&g_armed, __ATOMIC_ACQUIRE) & ARMED_CALLBACKS))
-		return sampler::allocate(op, s, size, align, reserve, zero);
 	section sec;
 	allocinfo_event e = {};
 	e.op = op;
@@ -335,6 +336,13 @@ void *allocate(int op, site s, size_t size, size_t align, size_t reserve, bool z
 	run_post(sec.get(), e, p);
 	errno = err;
 	return e.ptr;
+}
+
+void *allocate(int op, site s, size_t size, size_t align, size_t reserve, bool zero)
+{
+	if (!(__atomic_load_n(&g_armed, __ATOMIC_ACQUIRE) & ARMED_CALLBACKS))
+		return sampler::allocate(op, s, size, align, reserve, zero);
+	return allocate_with_chain(op, s, size, align, reserve, zero);
 }
 
 void *reallocate(site s, void *p, size_t size)

@@ -29,6 +29,10 @@
 namespace allocinfo {
 namespace sampler {
 
+/* Bumped by attach and in a forked child: threads then start their sampling over. */
+uint32_t g_epoch = 1;
+__thread thread_state t_state __attribute__((tls_model("initial-exec")));
+
 namespace {
 
 /* In front of a sampled block, at its base; the sample data follows. */
@@ -50,18 +54,6 @@ pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;	/* attach, detach, start, st
 pthread_mutex_t g_snapshot_lock = PTHREAD_MUTEX_INITIALIZER;
 uint32_t g_generation;		/* g_lock: the last attach's */
 size_t g_initial_rate;		/* the attached profiler's, for threads starting over */
-/* Bumped by attach and in a forked child: threads then start their sampling over. */
-uint32_t g_epoch = 1;
-
-/* One thread's sampling state; starts over when g_epoch moves. */
-struct thread_state {
-	uint64_t rng;
-	int64_t left;		/* bytes until the next sample */
-	uint64_t since;		/* bytes allocated since the last sample */
-	size_t rate;
-	uint32_t epoch;
-};
-__thread thread_state t_state __attribute__((tls_model("initial-exec")));
 __thread bool t_in_snapshot __attribute__((tls_model("initial-exec")));
 
 /* ThreadSanitizer sees neither liburcu's ordering nor the allocation path's atomics
@@ -147,7 +139,7 @@ void start_over(thread_state &t, uint32_t epoch)
 	t.rate = __atomic_load_n(&g_initial_rate, __ATOMIC_RELAXED);
 	if (!t.rate)
 		t.rate = ALLOCINFO_PROFILE_DEFAULT_RATE;
-	t.left = draw_gap(t);
+	t.left = t.rate <= 1 ? 0 : draw_gap(t);
 	t.since = 0;
 	t.epoch = epoch;
 }
@@ -157,7 +149,7 @@ void set_rate(thread_state &t, size_t rate)
 	if (!rate || rate == t.rate)
 		return;
 	t.rate = rate;
-	t.left = draw_gap(t);
+	t.left = rate <= 1 ? 0 : draw_gap(t);
 }
 
 size_t round_up_pow2(size_t n)
@@ -177,8 +169,8 @@ uint32_t slot_of_site(callbacks::site s)
 }
 
 /* As the slow halves allocate without a profiler. */
-void *allocate_unsampled(slow_plan plan, uint32_t slot, size_t n, size_t align,
-			 size_t reserve, bool zero)
+[[gnu::noinline]] void *allocate_unsampled(slow_plan plan, uint32_t slot, size_t n,
+					    size_t align, size_t reserve, bool zero)
 {
 	bool aligned = align || reserve > n;
 	switch (plan.mode) {
@@ -262,7 +254,7 @@ bool fits_in_place(void *p, size_t n)
 	return n <= usable_size(p);
 }
 
-bool take(size_t n)
+bool take_slow(size_t n)
 {
 	thread_state &t = t_state;
 	uint32_t epoch = __atomic_load_n(&g_epoch, __ATOMIC_RELAXED);
@@ -287,6 +279,8 @@ void *allocate(int, callbacks::site s, size_t n, size_t align, size_t reserve, b
 	uint32_t slot = slot_of_site(s);
 	if (started() && take(reserve > n ? reserve : n))
 		return allocate_sampled(s, slot, n, align, reserve, zero, plan.flags);
+	if (likely(!align && reserve <= n && !(plan.flags & RECORD_F_FOREIGN)))
+		return allocinfo::allocate(slot, n, zero, plan.flags);	/* the fast path's */
 	return allocate_unsampled(plan, slot, n, align, reserve, zero);
 }
 

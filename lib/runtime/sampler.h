@@ -42,8 +42,33 @@ static inline bool started()
 	return __atomic_load_n(&callbacks::g_armed, __ATOMIC_ACQUIRE) & ARMED_PROFILER;
 }
 
-/* Counts n bytes allocated by this thread; true when this allocation is sampled. */
-bool take(size_t n) HIDDEN;
+/* One thread's sampling state; starts over when g_epoch moves (an attach, a fork). */
+struct thread_state {
+	int64_t left;		/* bytes until the next sample; 0 at rate 1 */
+	uint32_t epoch;
+	uint64_t since;		/* bytes allocated since the last sample */
+	uint64_t rng;
+	size_t rate;
+};
+extern __thread thread_state t_state __attribute__((tls_model("initial-exec"))) HIDDEN;
+extern uint32_t g_epoch HIDDEN;
+
+/* take()'s other cases: a sample, rate 1, a new epoch. */
+bool take_slow(size_t n) HIDDEN;
+
+/* Counts n bytes allocated by this thread; true when this allocation is sampled. The
+ * common case (no sample) inline: a compare and two adds. */
+static inline bool take(size_t n)
+{
+	thread_state &t = t_state;
+	if (likely(t.epoch == __atomic_load_n(&g_epoch, __ATOMIC_RELAXED) &&
+		   n < (uint64_t)t.left)) {
+		t.left -= (int64_t)n;
+		t.since += n;
+		return false;
+	}
+	return take_slow(n);
+}
 
 /* realloc(p, n) of a sampled block keeps it in place: not a new allocation to sample. */
 bool fits_in_place(void *p, size_t n) HIDDEN;

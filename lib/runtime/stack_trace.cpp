@@ -58,6 +58,18 @@ int find_own_text(struct dl_phdr_info *info, size_t, void *data)
 	return 1;
 }
 
+/* The unwinder's three functions in h; false (and none kept) unless all are there. */
+bool find_unwinder(void *h)
+{
+	g_get_ip = reinterpret_cast<get_ip_fn>(dlsym(h, "_Unwind_GetIP"));
+	g_get_gr = reinterpret_cast<get_gr_fn>(dlsym(h, "_Unwind_GetGR"));
+	g_backtrace = reinterpret_cast<backtrace_fn>(dlsym(h, "_Unwind_Backtrace"));
+	if (g_get_ip && g_get_gr && g_backtrace)
+		return true;
+	g_backtrace = nullptr;
+	return false;
+}
+
 void prepare_once()
 {
 	busy_guard guard;	/* the loader's allocations are the library's */
@@ -73,13 +85,14 @@ void prepare_once()
 		/* dlpi_addr is the load bias, which is the base for a shared object. */
 		dl_iterate_phdr(find_own_text, &base);
 	}
-	void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (h) {
-		g_get_ip = reinterpret_cast<get_ip_fn>(dlsym(h, "_Unwind_GetIP"));
-		g_get_gr = reinterpret_cast<get_gr_fn>(dlsym(h, "_Unwind_GetGR"));
-		g_backtrace = reinterpret_cast<backtrace_fn>(dlsym(h, "_Unwind_Backtrace"));
+	/* The process's own unwinder when it has one (C++ programs load libgcc_s): no
+	 * loader work. Else libgcc_s is loaded, and stays. */
+	if (!find_unwinder(RTLD_DEFAULT)) {
+		void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+		if (h)
+			find_unwinder(h);
 	}
-	if (!g_backtrace || !g_get_ip || !g_get_gr) {
+	if (!g_backtrace) {
 		g_backtrace = nullptr;
 		log_message("cannot load libgcc_s.so.1's unwinder; sampled stacks keep "
 			    "their first frame only");

@@ -2,10 +2,12 @@
 /*
  * The cost of one sampled allocation and its stack: DEPTH nested calls (built with
  * frame pointers), then ITERS malloc/free pairs of 64 bytes, every one sampled by a
- * profiler that does nothing (rate 1), or none when RATE is 0.
- * Usage: sampled_depth DEPTH ITERS RATE. Run with ALLOCINFO_PROFILE_UNWIND=unwind or fp.
+ * profiler that does nothing (rate 1), or with none attached ("off").
+ * Usage: sampled_depth DEPTH ITERS [off]. Run with ALLOCINFO_PROFILE_UNWIND=unwind or fp.
  */
 #include "bench.h"
+
+#include <string.h>
 
 static unsigned long iters;
 
@@ -42,11 +44,10 @@ int main(int argc, char **argv)
 {
 	int depth = (int)bench_arg(argc, argv, 1, 20);
 	iters = bench_arg(argc, argv, 2, 200000);
-	unsigned long rate = bench_arg(argc, argv, 3, 1);
-	if (rate) {
+	if (argc <= 3 || strcmp(argv[3], "off") != 0) {
 		struct allocinfo_profiler p = { 0 };
 		p.sample_data_size = 16;
-		p.initial_sample_rate = rate;
+		p.initial_sample_rate = 1;
 		p.on_alloc = on_alloc;
 		if (allocinfo_profiler_attach(&p, NULL) || allocinfo_profiler_start())
 			return 1;

@@ -107,9 +107,9 @@ for v in none unwind fp; do
 	samples=""
 	for ((r = 0; r < reps; r++)); do
 		case $v in
-		none) line=$(ALLOCINFO=1 "$B/sampled_depth" 20 $((200000 / scale)) 0) ;;
+		none) line=$(ALLOCINFO=1 "$B/sampled_depth" 20 $((200000 / scale)) off) ;;
 		*) line=$(ALLOCINFO=1 ALLOCINFO_PROFILE_UNWIND=$v "$B/sampled_depth" 20 \
-			$((200000 / scale)) 1) ;;
+			$((200000 / scale))) ;;
 		esac
 		samples+="$(field cpu_ns_per_op "$line")"$'\n'
 	done

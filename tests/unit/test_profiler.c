@@ -587,6 +587,44 @@ static void test_estimate_default_rate(void **state)
 	assert_int_equal(allocinfo_profiler_detach(), 0);
 }
 
+/* A rate small against the blocks, where the weights matter: 100,000 blocks of 512
+ * bytes at 4 KiB are each sampled with probability 0.12 and the estimate's relative
+ * standard error is about 0.9%; sampling with gaps 20% too short would be 23% off. */
+static void test_estimate_small_rate(void **state)
+{
+	(void)state;
+	struct estimate e = { 0, 0 };
+	struct allocinfo_profiler p = { 0 };
+	p.sample_data_size = sizeof(double);
+	p.initial_sample_rate = 4096;
+	p.on_alloc = est_alloc;
+	p.on_free = est_free;
+	assert_int_equal(allocinfo_profiler_attach(&p, &e), 0);
+	assert_int_equal(allocinfo_profiler_start(), 0);
+	enum { N = 100000, M = 20000 };
+	static void *a[N], *b[M];
+	double exact = 0;
+	for (int i = 0; i < N; i++) {
+		a[i] = estimate_site(512);
+		exact += 512;
+	}
+	for (int i = 0; i < M; i++) {
+		b[i] = estimate_site(100);
+		exact += 100;
+	}
+	assert_int_equal(allocinfo_profiler_stop(), 0);
+	double rel = fabs(e.weight - exact) / exact;
+	print_message("estimate %.0f for %.0f bytes: %.2f%% off, %ld samples\n", e.weight, exact,
+		      100 * rel, e.samples);
+	assert_true(rel < 0.05);
+	for (int i = 0; i < N; i++)
+		free(a[i]);
+	for (int i = 0; i < M; i++)
+		free(b[i]);
+	assert_int_equal(e.samples, 0);
+	assert_int_equal(allocinfo_profiler_detach(), 0);
+}
+
 /* ---- several threads ---------------------------------------------------------------- */
 
 struct mt {
@@ -788,6 +826,55 @@ static void test_attach_checks(void **state)
 	assert_int_equal(allocinfo_profiler_detach(), 0);
 }
 
+/* A profiler may snapshot and stop itself from on_alloc (a built-in profiler's
+ * automatic snapshots do); snapshot from inside on_snapshot is refused. */
+struct reentry {
+	int snapshot_in_alloc, stop_in_alloc, snapshot_in_snapshot, snapshots, allocs;
+};
+
+static size_t reenter_alloc(void *arg, const struct allocinfo_sample *s)
+{
+	(void)s;
+	struct reentry *r = arg;
+	if (r->allocs++ == 0) {
+		r->snapshot_in_alloc = allocinfo_profiler_snapshot();
+		r->stop_in_alloc = allocinfo_profiler_stop();
+	}
+	return 0;
+}
+
+static void reenter_snapshot(void *arg)
+{
+	struct reentry *r = arg;
+	r->snapshots++;
+	r->snapshot_in_snapshot = allocinfo_profiler_snapshot();
+	free(malloc(100));	/* its own allocations: not sampled */
+}
+
+static void test_calls_from_callbacks(void **state)
+{
+	(void)state;
+	struct reentry r = { 1, 1, 1, 0, 0 };
+	struct allocinfo_profiler p = { 0 };
+	p.initial_sample_rate = 1;
+	p.on_alloc = reenter_alloc;
+	p.on_snapshot = reenter_snapshot;
+	assert_int_equal(allocinfo_profiler_attach(&p, &r), 0);
+	assert_int_equal(allocinfo_profiler_start(), 0);
+	void *a = malloc(10);
+	void *b = malloc(10);	/* stopped by the first sample's on_alloc */
+	free(a);
+	free(b);
+	assert_int_equal(r.allocs, 1);
+	assert_int_equal(r.snapshots, 1);
+	assert_int_equal(r.snapshot_in_alloc, 0);
+	assert_int_equal(r.stop_in_alloc, 0);
+	assert_int_equal(r.snapshot_in_snapshot, -EDEADLK);
+	assert_int_equal(allocinfo_profiler_snapshot(), 0);
+	assert_int_equal(r.snapshots, 2);
+	assert_int_equal(allocinfo_profiler_detach(), 0);
+}
+
 /* ---- children: the environment, fork, ALLOCINFO=never ------------------------------- */
 
 /* A child that samples one allocation at rate 1 and checks its stack. */
@@ -895,9 +982,11 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_unsampled_blocks_plain),
 		cmocka_unit_test(test_on_alloc_sets_rate),
 		cmocka_unit_test(test_estimate_default_rate),
+		cmocka_unit_test(test_estimate_small_rate),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_with_callbacks),
 		cmocka_unit_test(test_attach_checks),
+		cmocka_unit_test(test_calls_from_callbacks),
 		cmocka_unit_test(test_unwind_env),
 		cmocka_unit_test(test_never),
 		cmocka_unit_test(test_fork),
