@@ -3,7 +3,8 @@
 EXTRA_DIST += Documentation/user-guide.md Documentation/theory-of-operation.md \
 	Documentation/identity.md \
 	Documentation/performance.md Documentation/security.md \
-	Documentation/examples/demo.c Documentation/real-world.md
+	Documentation/examples/demo.c Documentation/real-world.md \
+	Documentation/profiling.md
 
 # The example callback libraries, for ALLOCINFO_CALLBACKS; built by make check and
 # tried by tests/integration/callbacks.sh. Not linked with the library: they bind to
@@ -27,7 +28,8 @@ Documentation_examples_libcallbacks_thread_stats_la_SOURCES = \
 Documentation_examples_libcallbacks_thread_stats_la_CFLAGS = $(EXAMPLE_CB_CFLAGS)
 Documentation_examples_libcallbacks_thread_stats_la_LDFLAGS = $(EXAMPLE_CB_LDFLAGS)
 Documentation_examples_libcallbacks_thread_stats_la_LIBADD = -lpthread
-dist_man_MANS += Documentation/man/allocinfo_callbacks.3
+dist_man_MANS += Documentation/man/allocinfo_callbacks.3 \
+	Documentation/man/allocinfo_pprof_profiler_start.3
 dist_man_MANS += Documentation/man/allocinfo-cc.1 Documentation/man/allocinfo-c++.1
 dist_man_MANS += Documentation/man/allocinfo_profiler.3
 EXTRA_DIST += Documentation/sampling.md

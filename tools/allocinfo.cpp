@@ -24,6 +24,7 @@
 
 #include "allocinfo_snapshot.h"
 #include "block_lookup.h"
+#include "profile_read.h"
 #include "report.h"
 #include "saturating.h"
 #include "site_table.h"
@@ -55,6 +56,7 @@ struct options {
 	output out = output::text;
 	int outputs = 0;		/* output options given */
 	std::string file;		/* of --pprof, --save or --diff */
+	std::string profile;		/* --profile: a sampled heap profile to merge */
 	double watch = 0;		/* seconds; 0 = print once */
 	long count = 0;			/* --count: reports printed by --watch; 0 = until SIGINT */
 	bool gc = false, enable = false, disable = false, status = false;
@@ -71,7 +73,8 @@ void usage_text(FILE *f)
 {
 	fprintf(f,
 "Usage: allocinfo [-p PID] [--sort bytes|calls|site] [--top N] [--human]\n"
-"                 [--json | --prometheus | --pprof FILE | --save FILE | --diff FILE]\n"
+"                 [--json | --prometheus | --pprof FILE [--profile FILE] |\n"
+"                  --save FILE | --diff FILE]\n"
 "                 [--watch SECONDS [--count N]] [--by allocator]\n"
 "       allocinfo -p PID --enable | --disable\n"
 "       allocinfo [-p PID] --status\n"
@@ -88,6 +91,8 @@ void usage_text(FILE *f)
 "      --json           JSON\n"
 "      --prometheus     Prometheus text format, one series per process and site\n"
 "      --pprof FILE     a gzipped pprof profile (go tool pprof FILE); - for stdout\n"
+"      --profile FILE   with --pprof: the sampled stacks of FILE (a heap profile of\n"
+"                       ALLOCINFO_PROFILE) beside the exact per-site totals\n"
 "      --save FILE      a snapshot of the current counters, for --diff\n"
 "      --diff FILE      the growth of each site since the snapshot in FILE\n"
 "      --watch SECONDS  print again every SECONDS (0.1 to 86400) until interrupted\n"
@@ -130,7 +135,7 @@ options parse_options(int argc, char **argv)
 {
 	enum { OPT_SORT = 256, OPT_TOP, OPT_HUMAN, OPT_JSON, OPT_PROM, OPT_PPROF, OPT_SAVE,
 	       OPT_DIFF, OPT_WATCH, OPT_COUNT, OPT_GC, OPT_ENABLE, OPT_DISABLE, OPT_STATUS,
-	       OPT_ADDR, OPT_BY };
+	       OPT_ADDR, OPT_BY, OPT_PROFILE };
 	static const struct option longopts[] = {
 		{"pid", required_argument, nullptr, 'p'},
 		{"sort", required_argument, nullptr, OPT_SORT},
@@ -139,6 +144,7 @@ options parse_options(int argc, char **argv)
 		{"json", no_argument, nullptr, OPT_JSON},
 		{"prometheus", no_argument, nullptr, OPT_PROM},
 		{"pprof", required_argument, nullptr, OPT_PPROF},
+		{"profile", required_argument, nullptr, OPT_PROFILE},
 		{"save", required_argument, nullptr, OPT_SAVE},
 		{"diff", required_argument, nullptr, OPT_DIFF},
 		{"watch", required_argument, nullptr, OPT_WATCH},
@@ -208,6 +214,11 @@ options parse_options(int argc, char **argv)
 						    ": the file name is empty");
 				o.file = optarg;
 			}
+			break;
+		case OPT_PROFILE:
+			if (!*optarg)
+				usage_error("--profile: the file name is empty");
+			o.profile = optarg;
 			break;
 		case OPT_WATCH: {
 			char *end;
@@ -306,6 +317,8 @@ options parse_options(int argc, char **argv)
 		usage_error("--save keeps every site: --sort and --top do not apply");
 	if (o.watch > 0 && (o.out == output::pprof || o.out == output::save))
 		usage_error("--watch does not repeat --pprof or --save");
+	if (!o.profile.empty() && o.out != output::pprof)
+		usage_error("--profile needs --pprof");
 	if (o.count && o.watch <= 0)
 		usage_error("--count needs --watch");
 	if (o.out == output::diff && !o.sort_given)
@@ -399,6 +412,45 @@ bool read_snapshot_file(const std::string &path, std::string &data)
 	close(fd);
 	if (why) {
 		fprintf(stderr, "%s: %s: %s\n", PROG, path.c_str(), why);
+		return false;
+	}
+	return true;
+}
+
+/* The sampled profile of --profile: a gzipped (or bare) pprof profile of at most
+ * PROFILE_MAX_BYTES, decoded with every length and index checked. */
+constexpr size_t PROFILE_MAX_BYTES = 64u << 20;
+
+bool read_profile_file(const std::string &path, pprof_profile &p)
+{
+	int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		fprintf(stderr, "%s: %s: %s\n", PROG, path.c_str(), strerror(errno));
+		return false;
+	}
+	struct stat st;
+	std::string data, why;
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+		why = strerror(EISDIR);
+	char buf[65536];
+	while (why.empty()) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			why = strerror(errno);
+		else if (n == 0)
+			break;
+		else if ((size_t)n > PROFILE_MAX_BYTES - data.size())
+			why = "larger than 64 MiB: not a heap profile";
+		else
+			data.append(buf, (size_t)n);
+	}
+	close(fd);
+	if (why.empty() && !read_pprof(data, p, why))
+		why = "not a pprof profile: " + why;
+	if (!why.empty()) {
+		fprintf(stderr, "%s: %s: %s\n", PROG, path.c_str(), why.c_str());
 		return false;
 	}
 	return true;
@@ -514,7 +566,8 @@ void render_by_allocator(std::string &out, const std::vector<site_row> &rows, so
 
 /* One report of the requested kind into `out` (or into its file). Returns the
  * exit status. */
-int report_once(const options &o, symbolizer &sym, const snapshot_file *base, std::string &out)
+int report_once(const options &o, symbolizer &sym, const snapshot_file *base, std::string &out,
+		const pprof_profile *sampled = nullptr)
 {
 	std::vector<store_entry> entries;
 	if (!collect(o, entries))
@@ -550,7 +603,8 @@ int report_once(const options &o, symbolizer &sym, const snapshot_file *base, st
 		sort_merged(merged, o.sort);
 		keep_top(merged, o.top);
 		std::string pb;
-		if (!render_pprof(pb, merged, now_nanos())) {
+		if (sampled ? !render_pprof_merged(pb, *sampled, merged, now_nanos())
+			    : !render_pprof(pb, merged, now_nanos())) {
 			fprintf(stderr, "%s: cannot compress the profile\n", PROG);
 			return 1;
 		}
@@ -662,9 +716,12 @@ int run_report(const options &o)
 				o.pid ? ("process " + std::to_string(o.pid)).c_str() :
 					"all processes");
 	}
+	pprof_profile sampled;
+	if (!o.profile.empty() && !read_profile_file(o.profile, sampled))
+		return 1;
 	if (o.watch <= 0) {
 		std::string out;
-		int rc = report_once(o, sym, &base, out);
+		int rc = report_once(o, sym, &base, out, o.profile.empty() ? nullptr : &sampled);
 		if (rc == 0 && !out.empty() && !write_all(STDOUT_FILENO, out)) {
 			fprintf(stderr, "%s: standard output: %s\n", PROG, strerror(errno));
 			return 1;

@@ -7,6 +7,9 @@ lib_libreader_la_SOURCES = \
 	lib/reader/store_reader.h lib/reader/store_reader.cpp \
 	lib/reader/site_table.h lib/reader/site_table.cpp \
 	lib/reader/report.h lib/reader/report.cpp lib/reader/pprof.cpp \
+	lib/reader/proto_write.h lib/reader/proto_write.cpp \
+	lib/reader/heap_profile.h lib/reader/heap_profile.cpp \
+	lib/reader/profile_read.h lib/reader/profile_read.cpp \
 	lib/reader/saturating.h \
 	lib/reader/safe_open.h lib/reader/safe_open.cpp \
 	lib/reader/store_owner.h lib/reader/store_owner.cpp \

@@ -6,11 +6,13 @@
  * Readable by `go tool pprof` and `pprof`.
  */
 #include "report.h"
+#include "profile_read.h"
+#include "proto_write.h"
 
 #include <stdint.h>
 #include <string.h>
-#include <zlib.h>
 
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -19,154 +21,11 @@ namespace allocinfo {
 
 namespace {
 
-/* Field numbers of profile.proto. */
-enum : unsigned {
-	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3,
-	PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6,
-	PROFILE_TIME_NANOS = 9, PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12,
-	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
-
-	VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
-
-	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
-
-	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
-
-	MAPPING_ID = 1, MAPPING_MEMORY_START = 2, MAPPING_MEMORY_LIMIT = 3,
-	MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7, MAPPING_HAS_FILENAMES = 8,
-	MAPPING_HAS_LINE_NUMBERS = 9,
-
-	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
-
-	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
-
-	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
-};
-
-enum : unsigned { WIRE_VARINT = 0, WIRE_LEN = 2 };
-
-void put_varint(std::string &b, uint64_t v)
-{
-	while (v >= 0x80) {
-		b += (char)(v | 0x80);
-		v >>= 7;
-	}
-	b += (char)v;
-}
-
-void put_key(std::string &b, unsigned field, unsigned wire)
-{
-	put_varint(b, (uint64_t)field << 3 | wire);
-}
-
-/* A varint field; zero is the default and left out, as proto3 does. Negative
- * int64 values are written as 10-byte two's complement varints. */
-void put_int(std::string &b, unsigned field, uint64_t v)
-{
-	if (!v)
-		return;
-	put_key(b, field, WIRE_VARINT);
-	put_varint(b, v);
-}
-
-void put_bytes(std::string &b, unsigned field, const char *p, size_t n)
-{
-	put_key(b, field, WIRE_LEN);
-	put_varint(b, n);
-	b.append(p, n);
-}
-
-void put_msg(std::string &b, unsigned field, const std::string &msg)
-{
-	put_bytes(b, field, msg.data(), msg.size());
-}
-
-void put_packed(std::string &b, unsigned field, const uint64_t *v, size_t n)
-{
-	std::string tmp;
-
-	for (size_t i = 0; i < n; i++)
-		put_varint(tmp, v[i]);
-	put_msg(b, field, tmp);
-}
-
-class string_table {
-public:
-	string_table() { id(""); }
-
-	int64_t id(const std::string &s)
-	{
-		auto it = index_.find(s);
-
-		if (it != index_.end())
-			return it->second;
-		int64_t n = (int64_t)strings_.size();
-
-		index_.emplace(s, n);
-		strings_.push_back(s);
-		return n;
-	}
-
-	void write(std::string &b) const
-	{
-		for (const std::string &s : strings_)
-			put_bytes(b, PROFILE_STRING_TABLE, s.data(), s.size());
-	}
-
-private:
-	std::unordered_map<std::string, int64_t> index_;
-	std::vector<std::string> strings_;
-};
-
-std::string value_type(string_table &st, const char *type, const char *unit)
-{
-	std::string m;
-
-	put_int(m, VALUETYPE_TYPE, (uint64_t)st.id(type));
-	put_int(m, VALUETYPE_UNIT, (uint64_t)st.id(unit));
-	return m;
-}
+using namespace proto;
 
 /* Mapping k (1-based) owns the synthetic range [k << 40, (k + 1) << 40); location i
  * sits at 16 * i inside its mapping's range, so addresses are distinct. */
 const unsigned MAPPING_SHIFT = 40;
-
-bool gzip(std::string &out, const std::string &in)
-{
-	const size_t chunk = 64 * 1024, start = out.size();
-	size_t done = 0;
-	z_stream zs;
-	int rc, flush;
-
-	memset(&zs, 0, sizeof(zs));
-	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16 /* gzip */, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		return false;
-	do {
-		/* avail_in is 32 bits wide: feed at most 1 GiB at a time */
-		size_t left = in.size() - done, n = left < (1u << 30) ? left : (1u << 30);
-
-		zs.next_in = (Bytef *)(in.data() + done);
-		zs.avail_in = (uInt)n;
-		flush = n == left ? Z_FINISH : Z_NO_FLUSH;
-		do {
-			size_t at = out.size();
-
-			out.resize(at + chunk);
-			zs.next_out = (Bytef *)&out[at];
-			zs.avail_out = (uInt)chunk;
-			rc = deflate(&zs, flush);
-			out.resize(at + chunk - zs.avail_out);
-		} while (rc != Z_STREAM_ERROR && zs.avail_out == 0);
-		/* room left over: all input taken, and with Z_FINISH the stream ended */
-		done += n;
-	} while (rc != Z_STREAM_ERROR && flush != Z_FINISH);
-	if (deflateEnd(&zs) != Z_OK || rc != Z_STREAM_END) {
-		out.resize(start);
-		return false;
-	}
-	return true;
-}
 
 } /* namespace */
 
@@ -281,6 +140,147 @@ bool render_pprof(std::string &out, const std::vector<site_row> &rows, int64_t t
 	put_int(prof, PROFILE_PERIOD, 1);
 	put_int(prof, PROFILE_DEFAULT_SAMPLE_TYPE, (uint64_t)default_type);
 
+	return gzip(out, prof);
+}
+
+} /* namespace allocinfo */
+
+namespace allocinfo {
+
+bool render_pprof_merged(std::string &out, const pprof_profile &p,
+			 const std::vector<site_row> &rows, int64_t time_nanos)
+{
+	using namespace proto;
+	string_table st;
+	std::string prof, samples, mappings, locations, functions;
+	auto s = [&](int64_t i) { return (uint64_t)st.id(p.strings[(size_t)i]); };
+
+	/* The sampled profile's own types, its exact ones left out: they are replaced. */
+	std::vector<size_t> kept;
+	for (size_t i = 0; i < p.sample_types.size(); i++) {
+		const std::string &name = p.strings[(size_t)p.sample_types[i].first];
+		if (name.compare(0, 6, "exact_") == 0)
+			continue;
+		kept.push_back(i);
+		std::string vt;
+		put_int(vt, VALUETYPE_TYPE, s(p.sample_types[i].first));
+		put_int(vt, VALUETYPE_UNIT, s(p.sample_types[i].second));
+		put_msg(prof, PROFILE_SAMPLE_TYPE, vt);
+	}
+	put_msg(prof, PROFILE_SAMPLE_TYPE, value_type(st, "exact_inuse_objects", "count"));
+	put_msg(prof, PROFILE_SAMPLE_TYPE, value_type(st, "exact_inuse_space", "bytes"));
+
+	for (const pprof_sample &smp : p.samples) {
+		std::vector<uint64_t> v;
+		bool any = false, any_at_all = false;
+		for (size_t i = 0; i < smp.values.size(); i++)
+			any_at_all |= smp.values[i] != 0;
+		for (size_t i : kept) {
+			v.push_back((uint64_t)smp.values[i]);
+			any |= smp.values[i] != 0;
+		}
+		if (!any && any_at_all)
+			continue;	/* one of the profile's own exact samples */
+		v.push_back(0);
+		v.push_back(0);
+		std::string m;
+		put_packed(m, SAMPLE_LOCATION_ID, smp.location_ids.data(), smp.location_ids.size());
+		put_packed(m, SAMPLE_VALUE, v.data(), v.size());
+		for (const pprof_label &l : smp.labels) {
+			std::string lm;
+			put_int(lm, LABEL_KEY, s(l.key));
+			put_int(lm, LABEL_STR, s(l.str));
+			put_int(lm, LABEL_NUM, (uint64_t)l.num);
+			put_int(lm, 4 /* num_unit */, s(l.num_unit));
+			put_msg(m, SAMPLE_LABEL, lm);
+		}
+		put_msg(samples, PROFILE_SAMPLE, m);
+	}
+
+	for (const pprof_mapping &mp : p.mappings) {
+		std::string m;
+		put_int(m, MAPPING_ID, mp.id);
+		put_int(m, MAPPING_MEMORY_START, mp.memory_start);
+		put_int(m, MAPPING_MEMORY_LIMIT, mp.memory_limit);
+		put_int(m, MAPPING_FILE_OFFSET, mp.file_offset);
+		put_int(m, MAPPING_FILENAME, s(mp.filename));
+		put_int(m, MAPPING_BUILD_ID, s(mp.build_id));
+		put_int(m, MAPPING_HAS_FUNCTIONS, mp.has_functions);
+		put_int(m, MAPPING_HAS_FILENAMES, mp.has_filenames);
+		put_int(m, MAPPING_HAS_LINE_NUMBERS, mp.has_line_numbers);
+		put_int(m, MAPPING_HAS_INLINE_FRAMES, mp.has_inline_frames);
+		put_msg(mappings, PROFILE_MAPPING, m);
+	}
+	uint64_t max_location = 0, max_function = 0;
+	for (const pprof_location &l : p.locations) {
+		std::string m;
+		put_int(m, LOCATION_ID, l.id);
+		put_int(m, LOCATION_MAPPING_ID, l.mapping_id);
+		put_int(m, LOCATION_ADDRESS, l.address);
+		for (const pprof_line &ln : l.lines) {
+			std::string lm;
+			put_int(lm, LINE_FUNCTION_ID, ln.function_id);
+			put_int(lm, LINE_LINE, (uint64_t)ln.line);
+			put_msg(m, LOCATION_LINE, lm);
+		}
+		put_int(m, 5 /* is_folded */, l.is_folded);
+		put_msg(locations, PROFILE_LOCATION, m);
+		max_location = std::max(max_location, l.id);
+	}
+	for (const pprof_function &f : p.functions) {
+		std::string m;
+		put_int(m, FUNCTION_ID, f.id);
+		put_int(m, FUNCTION_NAME, s(f.name));
+		put_int(m, FUNCTION_SYSTEM_NAME, s(f.system_name));
+		put_int(m, FUNCTION_FILENAME, s(f.filename));
+		put_int(m, FUNCTION_START_LINE, (uint64_t)f.start_line);
+		put_msg(functions, PROFILE_FUNCTION, m);
+		max_function = std::max(max_function, f.id);
+	}
+
+	/* allocinfo's exact totals: a sample per site, at a location of its own. */
+	for (const site_row &r : rows) {
+		const uint64_t id = ++max_location, fid = ++max_function;
+		std::string fn, line, loc, m;
+		put_int(fn, FUNCTION_ID, fid);
+		put_int(fn, FUNCTION_NAME, (uint64_t)st.id(r.func));
+		put_int(fn, FUNCTION_SYSTEM_NAME,
+			(uint64_t)st.id(r.full_func.empty() ? r.func : r.full_func));
+		put_int(fn, FUNCTION_FILENAME, (uint64_t)st.id(r.file));
+		put_msg(functions, PROFILE_FUNCTION, fn);
+		put_int(line, LINE_FUNCTION_ID, fid);
+		put_int(line, LINE_LINE, r.line);
+		put_int(loc, LOCATION_ID, id);
+		put_msg(loc, LOCATION_LINE, line);
+		put_msg(locations, PROFILE_LOCATION, loc);
+		std::vector<uint64_t> v(kept.size(), 0);
+		v.push_back((uint64_t)clamp0(r.calls));
+		v.push_back((uint64_t)clamp0(r.bytes));
+		put_packed(m, SAMPLE_LOCATION_ID, &id, 1);
+		put_packed(m, SAMPLE_VALUE, v.data(), v.size());
+		const std::string site = r.file + ":" + std::to_string(r.line);
+		put_label(m, st, "site", &site);
+		if (!r.module.empty())
+			put_label(m, st, "module", &r.module);
+		if (r.pid)
+			put_label(m, st, "pid", nullptr, r.pid);
+		put_msg(samples, PROFILE_SAMPLE, m);
+	}
+
+	prof += samples;
+	prof += mappings;
+	prof += locations;
+	prof += functions;
+	std::string period_type;
+	put_int(period_type, VALUETYPE_TYPE, s(p.period_type.first));
+	put_int(period_type, VALUETYPE_UNIT, s(p.period_type.second));
+	const uint64_t default_type = s(p.default_sample_type);
+	st.write(prof);
+	put_int(prof, PROFILE_TIME_NANOS, (uint64_t)(p.time_nanos ? p.time_nanos : time_nanos));
+	put_int(prof, PROFILE_DURATION_NANOS, (uint64_t)p.duration_nanos);
+	put_msg(prof, PROFILE_PERIOD_TYPE, period_type);
+	put_int(prof, PROFILE_PERIOD, (uint64_t)p.period);
+	put_int(prof, PROFILE_DEFAULT_SAMPLE_TYPE, default_type);
 	return gzip(out, prof);
 }
 

@@ -31,6 +31,7 @@
 #include "allocinfo_iter.skel.h"
 #endif
 
+#include "heap_profile.h"
 #include "report.h"
 #include "site_table.h"
 #include "store_format.h"
@@ -109,6 +110,13 @@ ssize_t print_self(int fd, const void *store, size_t size)
 	std::string out;
 	render_text(out, rows);
 	return write_all(fd, out);
+}
+
+/* ---- the built-in heap profiler's files --------------------------------------------- */
+
+int write_heap_profile_entry(const allocinfo_heap_snapshot *s)
+{
+	return write_heap_profile(*s, get_symbolizer());
 }
 
 /* ---- allocinfo_pointer_info() ----------------------------------------------------- */
@@ -423,4 +431,5 @@ extern "C" MODULE_EXPORT const struct allocinfo_reader_v1 allocinfo__reader_v1 =
 	nullptr,
 #endif
 	allocinfo::name_pointer_tag,
+	allocinfo::write_heap_profile_entry,
 };

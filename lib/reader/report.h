@@ -128,6 +128,19 @@ void render_prometheus(std::string &out, const std::vector<site_row> &rows);
  */
 bool render_pprof(std::string &out, const std::vector<site_row> &rows, int64_t time_nanos);
 
+struct pprof_profile;
+/*
+ * A sampled heap profile (the built-in profiler's, or any pprof profile read with
+ * read_pprof()) and allocinfo's exact totals side by side: p's sample types (any
+ * named exact_* left out, and p's samples that had only those), its samples,
+ * mappings, locations and functions as they are, then exact_inuse_objects/count and
+ * exact_inuse_space/bytes with one sample per row at a location of its own (function
+ * func in file, line line), labelled site=FILE:LINE, module and pid as render_pprof.
+ * Period, period type and default sample type are p's. Implemented in pprof.cpp.
+ */
+bool render_pprof_merged(std::string &out, const pprof_profile &p,
+			 const std::vector<site_row> &rows, int64_t time_nanos);
+
 } /* namespace allocinfo */
 
 #endif /* ALLOCINFO_REPORT_H */

@@ -95,6 +95,12 @@ _Unwind_Reason_Code collect(struct _Unwind_Context *ctx, void *arg)
 
 } /* namespace */
 
+void prepare_unwinder()
+{
+	busy_guard guard;
+	pthread_once(&g_once, setup);
+}
+
 /* Frame 0 is this function; the slot holding ip[i] (i >= 1) is cfa[i] - 8, so the
  * step from ip[i] to ip[i + 1] is cfa[i + 1] - cfa[i]. */
 bool unwind_from(uintptr_t known_ra, uintptr_t base, unwound_path &out)

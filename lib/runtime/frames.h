@@ -45,6 +45,10 @@ struct unwound_path {
 };
 bool unwind_from(uintptr_t known_ra, uintptr_t base, unwound_path &out) HIDDEN;
 /* (known_ra 0: the library's frames are skipped; false when it is linked in.) */
+/* Finds the unwinder now (what the first unwind_from() does): for a thread the library
+ * starts, whose first allocation, made inside a sanitizer's thread start-up, must not
+ * be the one that runs this. */
+void prepare_unwinder() HIDDEN;
 
 /* Bytes of stack a walk may read above the walker's frame. */
 constexpr uintptr_t WALK_MAX_STACK = 1u << 20;

@@ -15,8 +15,10 @@
 #include "callbacks.h"
 #include "caller_tags.h"
 #include "foreign_path.h"
+#include "frames.h"
 #include "internal.h"
 #include "options.h"
+#include "pprof_profiler.h"
 #include "registry.h"
 #include "route.h"
 #include "sampler.h"
@@ -224,10 +226,16 @@ __attribute__((constructor(101))) static void allocinfo_constructor()
 {
 	note_constructors_running();
 	ensure_init();
+#ifdef ALLOCINFO_BACKEND_NEXT
+	/* A thread's first allocation, inside the sanitizer's thread start-up, must not
+	 * be the one that finds the unwinder (its pthread_once is intercepted there). */
+	prepare_unwinder();
+#endif
 	if (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) == STATE_RUNNING) {
 		pthread_atfork(fork_prepare, fork_parent, fork_child);
 		atexit(on_exit);
 		store_bpf_ready();
 	}
 	callbacks::load_from_environment();
+	pprof_profiler::start_from_environment();
 }

@@ -38,7 +38,8 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/init.cpp \
 	lib/runtime/api.cpp \
 	lib/store/reader_module.h \
-	lib/runtime/reader_loader.h lib/runtime/reader_loader.cpp
+	lib/runtime/reader_loader.h lib/runtime/reader_loader.cpp \
+	lib/runtime/pprof_profiler.h lib/runtime/pprof_profiler.cpp
 lib_liballocinfo_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DALLOCINFO_READER_PATH='"$(pkglibdir)/liballocinfo-reader.so"' \
 	-DALLOCINFO_BUILD_READER_PATH='"$(abs_top_builddir)/lib/.libs/liballocinfo-reader.so"' \

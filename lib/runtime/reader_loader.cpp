@@ -33,7 +33,7 @@ const allocinfo_reader_v1 *load(const char *path)
 		return nullptr;
 	auto *m = static_cast<const allocinfo_reader_v1 *>(dlsym(h, ALLOCINFO_READER_SYMBOL));
 	/* Its size says which entries it has: a module of an older build lacks the
-	 * last ones (name_pointer_tag). The two are built together; take none short. */
+	 * last ones (write_heap_profile). The two are built together; take none short. */
 	if (!m || m->size < sizeof(allocinfo_reader_v1))
 		return nullptr;
 	return m;

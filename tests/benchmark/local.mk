@@ -145,6 +145,8 @@ bench: $(BENCH_PROGS) $(SAMPLER_BENCH_PROGS) $(EXTRA_LTLIBRARIES) lib/liballocin
 	$(SHELL) $(top_srcdir)/tests/benchmark/process_cost.sh $(BENCH_FLAGS)
 	top_builddir='$(abs_top_builddir)' \
 	$(SHELL) $(top_srcdir)/tests/benchmark/sampler_bench.sh $(BENCH_FLAGS)
+	top_builddir='$(abs_top_builddir)' \
+	$(SHELL) $(top_srcdir)/tests/benchmark/profile_bench.sh $(BENCH_FLAGS)
 	@# what building through allocinfo-cc costs (compile time, code size)
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
 	bash $(top_srcdir)/tests/benchmark/compile-cost.sh $(BENCH_FLAGS)
@@ -162,4 +164,4 @@ tests_benchmark_sampled_depth_CFLAGS = $(AM_CFLAGS) -fno-omit-frame-pointer
 tests_benchmark_sampled_depth_LDADD = $(BENCH_LIBS)
 tests_benchmark_sampled_depth_LDFLAGS = $(BENCH_LINK)
 CLEANFILES += $(SAMPLER_BENCH_PROGS)
-EXTRA_DIST += tests/benchmark/sampler_bench.sh
+EXTRA_DIST += tests/benchmark/sampler_bench.sh tests/benchmark/profile_bench.sh

@@ -33,6 +33,13 @@ tests_unit_test_report_CXXFLAGS = $(AM_CXXFLAGS) -fno-exceptions -fno-rtti
 tests_unit_test_report_LDADD = lib/libreader.la $(CMOCKA_LIBS)
 TESTS += tests/unit/test_report
 
+check_PROGRAMS += tests/unit/test_profile_read
+tests_unit_test_profile_read_SOURCES = tests/unit/test_profile_read.cpp
+tests_unit_test_profile_read_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_profile_read_CXXFLAGS = $(AM_CXXFLAGS) -fno-exceptions -fno-rtti
+tests_unit_test_profile_read_LDADD = lib/libreader.la $(CMOCKA_LIBS)
+TESTS += tests/unit/test_profile_read
+
 check_PROGRAMS += tests/unit/test_site_table
 tests_unit_test_site_table_SOURCES = tests/unit/test_site_table.cpp
 tests_unit_test_site_table_CPPFLAGS = $(UNIT_CPPFLAGS)
