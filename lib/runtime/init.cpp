@@ -82,11 +82,13 @@ void on_exit()
  * allocation that samples) that waits for a lock taken below; a child left without
  * after_fork_child() would keep the parent's other threads registered as readers,
  * and its next grace period (removing a callback, detaching a profiler) would never
- * end. The sampler's lock comes next, then the registry's.
+ * end. The built-in profiler's and the sampler's locks come next, then the
+ * registry's. The child's profiler thread starts once its signal mask is back.
  */
 void fork_prepare()
 {
 	urcu_bp_before_fork();
+	pprof_profiler::fork_prepare();
 	sampler::fork_prepare();
 	registry_fork_prepare();
 	store_fork_prepare();
@@ -96,6 +98,7 @@ void fork_parent()
 {
 	registry_fork_parent();
 	sampler::fork_parent();
+	pprof_profiler::fork_parent();
 	urcu_bp_after_fork_parent();
 }
 
@@ -111,6 +114,7 @@ void fork_child()
 	registry_fork_child();
 	sampler::fork_child();
 	urcu_bp_after_fork_child();
+	pprof_profiler::fork_child();
 }
 
 void start()

@@ -487,35 +487,6 @@ void at_exit()
 	__atomic_store_n(&g_running, false, __ATOMIC_RELEASE);
 }
 
-/* No snapshot is half written across fork. The table's lock is not held across it:
- * the child may allocate (and sample) before its handlers run (a sanitizer's fork
- * does); it is made anew in the child, where a sample being recorded by another
- * thread at that instant may be lost. */
-void fork_prepare()
-{
-	pthread_mutex_lock(&g_write_lock);
-}
-
-void fork_parent()
-{
-	pthread_mutex_unlock(&g_write_lock);
-}
-
-/* The child profiles on, under its own pid, with a thread of its own. */
-void fork_child()
-{
-	pthread_mutex_init(&g_table_lock, nullptr);
-	pthread_mutex_init(&g_write_lock, nullptr);
-	if (!__atomic_load_n(&g_running, __ATOMIC_ACQUIRE))
-		return;
-	g_pid = getpid();
-	g_seq = 0;
-	g_pending = 0;
-	__atomic_store_n(&g_have_thread, false, __ATOMIC_RELEASE);
-	if (g_set.alloc_interval || g_set.inuse_interval || g_set.time_interval > 0)
-		__atomic_store_n(&g_have_thread, start_thread(), __ATOMIC_RELEASE);
-}
-
 void *reserve(size_t bytes)
 {
 	void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
@@ -575,7 +546,6 @@ int start(size_t rate, const char *base, size_t alloc_interval, size_t inuse_int
 	static bool hooked;
 	if (!hooked) {
 		hooked = true;
-		pthread_atfork(fork_prepare, fork_parent, fork_child);
 		atexit(at_exit);
 	}
 	__atomic_store_n(&g_running, true, __ATOMIC_RELEASE);
@@ -715,6 +685,35 @@ void start_from_environment()
 	else if (rc)
 		log_message("ALLOCINFO_PROFILE='%.200s': cannot start the heap profiler: %s",
 			    base, strerror(-rc));
+}
+
+/* No snapshot is half written across fork. The table's lock is not held across it:
+ * the child may allocate (and sample) before its handlers run (a sanitizer's fork
+ * does); it is made anew in the child, where a sample being recorded by another
+ * thread at that instant may be lost. */
+void fork_prepare()
+{
+	pthread_mutex_lock(&g_write_lock);
+}
+
+void fork_parent()
+{
+	pthread_mutex_unlock(&g_write_lock);
+}
+
+/* The child profiles on, under its own pid, with a thread of its own. */
+void fork_child()
+{
+	pthread_mutex_init(&g_table_lock, nullptr);
+	pthread_mutex_init(&g_write_lock, nullptr);
+	if (!__atomic_load_n(&g_running, __ATOMIC_ACQUIRE))
+		return;
+	g_pid = getpid();
+	g_seq = 0;
+	g_pending = 0;
+	__atomic_store_n(&g_have_thread, false, __ATOMIC_RELEASE);
+	if (g_set.alloc_interval || g_set.inuse_interval || g_set.time_interval > 0)
+		__atomic_store_n(&g_have_thread, start_thread(), __ATOMIC_RELEASE);
 }
 
 } /* namespace pprof_profiler */

@@ -26,6 +26,11 @@ namespace pprof_profiler {
 /* From the library's constructor: ALLOCINFO_PROFILE and its companions. */
 void start_from_environment() HIDDEN;
 
+/* fork() handlers, called by init.cpp's in its order. */
+void fork_prepare() HIDDEN;
+void fork_parent() HIDDEN;
+void fork_child() HIDDEN;
+
 /* Parses a size: plain bytes, or a number with KiB, MiB or GiB. False when
  * malformed. (For the tests too.) */
 bool parse_size(const char *s, size_t *out) HIDDEN;
