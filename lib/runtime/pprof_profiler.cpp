@@ -82,6 +82,8 @@ double g_inuse_mark;		/* in-use estimate at the last in-use trigger: the
 				 * leave it, so the count of files is predictable) */
 
 pthread_mutex_t g_write_lock = PTHREAD_MUTEX_INITIALIZER;	/* one snapshot at a time */
+bool g_ever_started;		/* the profiler was started once: fork takes g_write_lock */
+bool g_fork_locked;		/* g_write_lock: the forking thread holds it */
 unsigned g_seq;			/* the next file's sequence number */
 pid_t g_pid;			/* the process the sequence is for */
 struct timespec g_started;
@@ -543,9 +545,8 @@ int start(size_t rate, const char *base, size_t alloc_interval, size_t inuse_int
 	int rc = allocinfo_profiler_attach(&p, nullptr);
 	if (rc)
 		return rc;
-	static bool hooked;
-	if (!hooked) {
-		hooked = true;
+	if (!__atomic_load_n(&g_ever_started, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&g_ever_started, true, __ATOMIC_RELEASE);
 		atexit(at_exit);
 	}
 	__atomic_store_n(&g_running, true, __ATOMIC_RELEASE);
@@ -693,19 +694,28 @@ void start_from_environment()
  * thread at that instant may be lost. */
 void fork_prepare()
 {
-	pthread_mutex_lock(&g_write_lock);
+	if (__atomic_load_n(&g_ever_started, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&g_write_lock);
+		g_fork_locked = true;
+	}
 }
 
 void fork_parent()
 {
-	pthread_mutex_unlock(&g_write_lock);
+	if (g_fork_locked) {
+		g_fork_locked = false;
+		pthread_mutex_unlock(&g_write_lock);
+	}
 }
 
 /* The child profiles on, under its own pid, with a thread of its own. */
 void fork_child()
 {
 	pthread_mutex_init(&g_table_lock, nullptr);
-	pthread_mutex_init(&g_write_lock, nullptr);
+	if (g_fork_locked) {	/* the forking thread's: unlocked, as in the parent */
+		g_fork_locked = false;
+		pthread_mutex_unlock(&g_write_lock);
+	}
 	if (!__atomic_load_n(&g_running, __ATOMIC_ACQUIRE))
 		return;
 	g_pid = getpid();

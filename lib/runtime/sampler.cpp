@@ -390,7 +390,9 @@ void fork_parent()
  * over (a new random sequence: the parent's would repeat). */
 void fork_child()
 {
-	pthread_mutex_init(&g_lock, nullptr);
+	/* Unlocked rather than made anew: the forking thread holds it, and checkers see
+	 * a lock made anew as still held. */
+	pthread_mutex_unlock(&g_lock);
 	pthread_mutex_init(&g_snapshot_lock, nullptr);
 	__atomic_store_n(&g_epoch, g_epoch + 1, __ATOMIC_RELAXED);
 }

@@ -716,9 +716,13 @@ static void parking_pre(void *user_data, struct allocinfo_event *e)
 		usleep(1000);
 }
 
+static int start_parking;
+
 static void *parking_thread(void *arg)
 {
 	(void)arg;
+	while (!__atomic_load_n(&start_parking, __ATOMIC_ACQUIRE))
+		usleep(1000);
 	free(malloc(4321));
 	return NULL;
 }
@@ -728,12 +732,15 @@ static void *parking_thread(void *arg)
 static void test_fork_while_inside_callback(void **state)
 {
 	(void)state;
+	parked_in_callback = release_parked = start_parking = 0;
+	/* The thread is made first: under ThreadSanitizer a thread's start-up allocates
+	 * before it may run instrumented code such as a callback. */
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, parking_thread, NULL), 0);
 	struct allocinfo_callbacks cb = { sizeof(cb), 0, parking_pre, NULL, NULL };
 	int h = allocinfo_callbacks_add(&cb);
 	assert_true(h >= 0);
-	parked_in_callback = release_parked = 0;
-	pthread_t t;
-	assert_int_equal(pthread_create(&t, NULL, parking_thread, NULL), 0);
+	__atomic_store_n(&start_parking, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&parked_in_callback, __ATOMIC_ACQUIRE))
 		usleep(1000);
 	pid_t pid = fork();
