@@ -68,16 +68,7 @@ void release_unowned(void *p) noexcept
 
 void *allocate_foreign(uint32_t slot, size_t size, bool zero, uint32_t flags)
 {
-	if (unlikely(size > SIZE_MAX - sizeof(alloc_record))) {
-		errno = ENOMEM;
-		return nullptr;
-	}
-	size_t total = size + sizeof(alloc_record);
-	auto *rec = static_cast<alloc_record *>(zero ? backend::foreign.calloc(1, total)
-						      : backend::foreign.malloc(total));
-	if (unlikely(!rec))
-		return nullptr;
-	return finish(rec, slot, size, RECORD_MAGIC | flags);
+	return allocate_foreign_inline(slot, size, zero, flags);
 }
 
 void *allocate_planned(slow_plan plan, size_t n, bool zero)

@@ -170,7 +170,24 @@ static inline __attribute__((always_inline)) void *allocate(uint32_t slot, size_
 	return finish(rec, slot, size, RECORD_MAGIC | flags);
 }
 
-/* A block of another allocator, with a record in front (backend.h). */
+/* A block of another allocator, with a record in front (backend.h): inline for the
+ * lean path over it (foreign_path.cpp), out of line for the others. */
+static inline __attribute__((always_inline)) void *allocate_foreign_inline(uint32_t slot,
+									   size_t size,
+									   bool zero,
+									   uint32_t flags)
+{
+	if (unlikely(size > SIZE_MAX - sizeof(alloc_record))) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+	size_t total = size + sizeof(alloc_record);
+	auto *rec = static_cast<alloc_record *>(zero ? backend::foreign.calloc(1, total)
+						      : backend::foreign.malloc(total));
+	if (unlikely(!rec))
+		return nullptr;
+	return finish(rec, slot, size, RECORD_MAGIC | flags);
+}
 void *allocate_foreign(uint32_t slot, size_t size, bool zero, uint32_t flags) HIDDEN;
 
 /* allocate() for the out-of-line paths, whose plan may say that another allocator is

@@ -26,16 +26,7 @@ inline __attribute__((always_inline)) void *allocate_lean(uint32_t slot, size_t 
 {
 	if (unlikely(g_fast.small_base != small::NO_BASE) && n <= small::MAX)
 		return allocate_small(slot, n, zero);
-	if (unlikely(n > SIZE_MAX - sizeof(alloc_record))) {
-		errno = ENOMEM;
-		return nullptr;
-	}
-	size_t total = n + sizeof(alloc_record);
-	auto *rec = static_cast<alloc_record *>(zero ? backend::foreign.calloc(1, total)
-						      : backend::foreign.malloc(total));
-	if (unlikely(!rec))
-		return nullptr;
-	return finish(rec, slot, n, RECORD_MAGIC | RECORD_F_FOREIGN);
+	return allocate_foreign_inline(slot, n, zero, RECORD_F_FOREIGN);
 }
 
 } /* namespace */
