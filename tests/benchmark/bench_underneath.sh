@@ -57,20 +57,7 @@ run() {
 	printf '%s %s\n' "$(grep '^wall_ns_per_op=' <<<"$out")" "$(cat "$work/time")"
 }
 
-field() { sed -n "s/.*\<$1=\([0-9.]*\).*/\1/p" <<<"$2"; }
-
-median_min() {	# numbers on stdin -> "MEDIAN MIN"
-	sort -g | awk '{ v[NR] = $1 } END {
-		if (NR == 0) { print "nan nan"; exit }
-		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-		printf "%.6g %.6g\n", m, v[1] }'
-}
-
-ratio() {	# "MEDIAN MIN" of x, of the base -> "1.02x (1.01)"
-	awk -v x="$1" -v b="$2" 'BEGIN { split(x, a, " "); split(b, c, " ");
-		if (c[1] > 0 && a[1] != "nan") printf "%-16s", sprintf("%.2fx (%.2f)", a[1] / c[1], a[2] / c[2]);
-		else printf "%-16s", "-" }'
-}
+. "$(dirname "$0")/bench_lib.sh"
 
 declare -A tim rss
 variants="alone tagged preload"

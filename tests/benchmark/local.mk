@@ -164,4 +164,5 @@ tests_benchmark_sampled_depth_CFLAGS = $(AM_CFLAGS) -fno-omit-frame-pointer
 tests_benchmark_sampled_depth_LDADD = $(BENCH_LIBS)
 tests_benchmark_sampled_depth_LDFLAGS = $(BENCH_LINK)
 CLEANFILES += $(SAMPLER_BENCH_PROGS)
-EXTRA_DIST += tests/benchmark/sampler_bench.sh tests/benchmark/profile_bench.sh
+EXTRA_DIST += tests/benchmark/sampler_bench.sh tests/benchmark/profile_bench.sh \
+	tests/benchmark/bench_lib.sh

@@ -68,20 +68,7 @@ run() {
 	printf '%s %s\n' "$out" "$(cat "$work/time")"
 }
 
-field() { sed -n "s/.*\<$1=\([0-9.]*\).*/\1/p" <<<"$2"; }
-
-median_min() {	# numbers on stdin -> "MEDIAN MIN"
-	sort -g | awk '{ v[NR] = $1 } END {
-		if (NR == 0) { print "nan nan"; exit }
-		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-		printf "%.6g %.6g\n", m, v[1] }'
-}
-
-ratio() {	# "MEDIAN MIN" of x, of the base -> "1.02x (1.01)"
-	awk -v x="$1" -v b="$2" 'BEGIN { split(x, a, " "); split(b, c, " ");
-		if (c[1] > 0 && a[1] != "nan") printf "%-15s", sprintf("%.2fx (%.2f)", a[1] / c[1], a[2] / c[2]);
-		else printf "%-15s", "-" }'
-}
+. "$(dirname "$0")/bench_lib.sh"
 
 echo
 echo "The built-in heap profiler and jemalloc's prof, ratios to the baseline (same run)"
@@ -130,11 +117,11 @@ for w in "pairs 64 1 $((5000000 / scale))" "pairs 4096 1 $((2000000 / scale))" \
 	esac
 	printf '%-24s %-12s' "$label, time" "$(awk -v x="${t[base]%% *}" 'BEGIN { printf "%.1f ns", x }')"
 	for v in $variants; do
-		[ "$v" = base ] || printf '%s' "$(ratio "${t[$v]}" "${t[base]}")"
+		[ "$v" = base ] || printf '%s' "$(ratio "${t[$v]}" "${t[base]}" 15)"
 	done
 	printf '\n%-24s %-12s' "$label, peak RSS" "$(awk -v k="${m[base]%% *}" 'BEGIN { printf "%.1f MB", k / 1024 }')"
 	for v in $variants; do
-		[ "$v" = base ] || printf '%s' "$(ratio "${m[$v]}" "${m[base]}")"
+		[ "$v" = base ] || printf '%s' "$(ratio "${m[$v]}" "${m[base]}" 15)"
 	done
 	printf '\n'
 done
