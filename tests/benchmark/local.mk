@@ -86,11 +86,11 @@ tests_benchmark_interp_tagged_LDFLAGS = $(BENCH_LINK)
 tests_benchmark_interp_plain_SOURCES = tests/benchmark/interp.c tests/benchmark/bench.h
 tests_benchmark_interp_plain_CPPFLAGS = $(BENCH_PLAIN_CPP)
 
-tests_benchmark_phase_tagged_SOURCES = tests/benchmark/phase.c tests/benchmark/bench.h
+tests_benchmark_phase_tagged_SOURCES = tests/benchmark/phase.c tests/benchmark/bench.h tests/proc_status.h
 tests_benchmark_phase_tagged_CPPFLAGS = $(AM_CPPFLAGS)
 tests_benchmark_phase_tagged_LDADD = $(BENCH_LIBS)
 tests_benchmark_phase_tagged_LDFLAGS = $(BENCH_LINK)
-tests_benchmark_phase_plain_SOURCES = tests/benchmark/phase.c tests/benchmark/bench.h
+tests_benchmark_phase_plain_SOURCES = tests/benchmark/phase.c tests/benchmark/bench.h tests/proc_status.h
 tests_benchmark_phase_plain_CPPFLAGS = $(BENCH_PLAIN_CPP)
 tests_benchmark_wrapped_tagged_SOURCES = tests/benchmark/wrapped.c tests/benchmark/bench.h
 tests_benchmark_wrapped_tagged_CPPFLAGS = $(AM_CPPFLAGS)

@@ -6,24 +6,11 @@
  * (with the run's time, as every benchmark). Usage: phase N1 N2.
  */
 #include "bench.h"
+#include "../proc_status.h"
 
 #include <malloc.h>
 #include <string.h>
 #include <sys/mman.h>
-
-static long status_kb(const char *field)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	long kb = -1;
-	size_t n = strlen(field);
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, n))
-			kb = atol(line + n);
-	if (f)
-		fclose(f);
-	return kb;
-}
 
 int main(int argc, char **argv)
 {
@@ -36,7 +23,7 @@ int main(int argc, char **argv)
 		abort();
 	memset(blocks, 0, n * sizeof(void *));
 	free(malloc(64));	/* the library's start-up */
-	long start = status_kb("VmRSS:");
+	long start = proc_status_kb("VmRSS:");
 	struct bench_mark t = bench_now();
 	for (size_t i = 0; i < n1; i++)
 		memset(blocks[i] = malloc(64), 1, 64);
@@ -44,12 +31,12 @@ int main(int argc, char **argv)
 		free(blocks[i]);
 	for (size_t i = 0; i < n2; i++)
 		memset(blocks[i] = malloc(256), 2, 256);
-	long peak = status_kb("VmHWM:");
+	long peak = proc_status_kb("VmHWM:");
 	for (size_t i = 0; i < n2; i++)
 		free(blocks[i]);
-	long after_free = status_kb("VmRSS:");
+	long after_free = proc_status_kb("VmRSS:");
 	malloc_trim(0);
-	long after_trim = status_kb("VmRSS:");
+	long after_trim = proc_status_kb("VmRSS:");
 	printf("peak_kb=%ld free_kb=%ld trim_kb=%ld ", peak - start, after_free - start,
 	       after_trim - start);
 	bench_report(t, n1 + n2);

@@ -130,7 +130,7 @@ tests_unit_test_heap_misuse_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_heap_misuse
 
 check_PROGRAMS += tests/unit/test_heap_memory
-tests_unit_test_heap_memory_SOURCES = tests/unit/test_heap_memory.c
+tests_unit_test_heap_memory_SOURCES = tests/unit/test_heap_memory.c tests/proc_status.h
 tests_unit_test_heap_memory_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_heap_memory_LDADD = $(UNIT_LDADD) -lpthread
 tests_unit_test_heap_memory_LDFLAGS = $(TEST_LINK_FLAGS)

@@ -34,6 +34,8 @@
 
 #include <cmocka.h>
 
+#include "../proc_status.h"
+
 #include "site_report.h"
 #include "spawn_self.h"
 
@@ -52,35 +54,6 @@ static void *m_block(size_t n)
 	return malloc(n);
 }
 
-/* A "Vm...:" line of /proc/self/status, in KiB, as read once. */
-static long read_status_kb(const char *field)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	long kb = -1;
-	size_t n = strlen(field);
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, n))
-			kb = atol(line + n);
-	if (f)
-		fclose(f);
-	return kb;
-}
-
-/* The same, after one read thrown away. The first read of a process runs stdio and
- * string code that nothing ran before, some of it after the kernel has written the
- * figure; each first touch of a page of libc's code maps the 64 KiB around it
- * (the kernel's fault-around), so the second reading is up to 200 KiB higher with
- * no allocation in between. A program whose library start-up already ran that code
- * (allocinfo's) does not see the jump; glibc alone does. */
-static long status_kb(const char *field)
-{
-	static int warm;
-	if (!warm++)
-		(void)read_status_kb(field);
-	return read_status_kb(field);
-}
-
 /* ---- the children ------------------------------------------------------------------ */
 
 /* The issue's program at a quarter of its size: 1M blocks of 64 bytes filled and
@@ -90,14 +63,14 @@ static void *blocks[PHASE1];
 
 static int child_phase_change(void)
 {
-	long start = status_kb("VmRSS:");
+	long start = proc_status_kb("VmRSS:");
 	for (int i = 0; i < PHASE1; i++)
 		memset(blocks[i] = m_block(64), 1, 64);
 	for (int i = 0; i < PHASE1; i++)
 		free(blocks[i]);
 	for (int i = 0; i < PHASE2; i++)
 		memset(blocks[i] = m_block(256), 2, 256);
-	long peak = status_kb("VmHWM:");
+	long peak = proc_status_kb("VmHWM:");
 	if (getenv("ALLOCINFO") == NULL) {
 		struct site_counts c = site_lookup(__FILE__, m_line, "m_block");
 		if (c.bytes != 256LL * PHASE2 || c.calls != PHASE2)
@@ -128,11 +101,11 @@ static void free_all(int n)
 
 static int child_trim(void)
 {
-	long start = status_kb("VmRSS:");
+	long start = proc_status_kb("VmRSS:");
 	allocate_mixed(TRIM_BLOCKS);
 	free_all(TRIM_BLOCKS);
 	malloc_trim(0);
-	fprintf(stderr, "%ld\n", status_kb("VmRSS:") - start);
+	fprintf(stderr, "%ld\n", proc_status_kb("VmRSS:") - start);
 	return 0;
 }
 
@@ -140,14 +113,14 @@ static int child_trim(void)
  * out (here to a class not used yet) gives the others back. */
 static int child_delayed_purge(void)
 {
-	long start = status_kb("VmRSS:");
+	long start = proc_status_kb("VmRSS:");
 	allocate_mixed(TRIM_BLOCKS / 2);
-	long full = status_kb("VmRSS:");
+	long full = proc_status_kb("VmRSS:");
 	free_all(TRIM_BLOCKS / 2);
 	nanosleep(&(struct timespec){ 0, 700 * 1000 * 1000 }, NULL);
 	allocate_mixed(2000);	/* refills and flushes */
 	free_all(2000);
-	fprintf(stderr, "%ld %ld\n", full - start, status_kb("VmRSS:") - start);
+	fprintf(stderr, "%ld %ld\n", full - start, proc_status_kb("VmRSS:") - start);
 	return 0;
 }
 
@@ -161,7 +134,7 @@ static int child_purged_span_reused(void)
 	/* Read once first: the first allocation inside the C library (fopen's) makes the
 	 * library look at it and at the callers' objects (wrappers, identity.md), memory
 	 * that must not fall between the two readings below. */
-	(void)status_kb("VmRSS:");
+	(void)proc_status_kb("VmRSS:");
 	for (int i = 0; i < REUSE_BLOCKS; i++) {
 		blocks[i] = m_block(1000);
 		memset(blocks[i], 0xab, 1000);
@@ -170,10 +143,10 @@ static int child_purged_span_reused(void)
 		hi = a > hi ? a : hi;
 	}
 	free_all(REUSE_BLOCKS);
-	long before = status_kb("VmRSS:");
+	long before = proc_status_kb("VmRSS:");
 	if (malloc_trim(0) != 1)
 		return 1;
-	long after = status_kb("VmRSS:");
+	long after = proc_status_kb("VmRSS:");
 	/* The four full spans went back (less a few pages that reading the figures and
 	 * glibc's own trim touch meanwhile). */
 	if (before - after < 3 * 64)
@@ -314,13 +287,13 @@ static int page_block(void **p)
 
 static int child_aligned(void)
 {
-	long start = status_kb("VmRSS:");
+	long start = proc_status_kb("VmRSS:");
 	for (int i = 0; i < ALIGNED_BLOCKS; i++) {
 		if (page_block(&blocks[i]) || (uintptr_t)blocks[i] % 4096)
 			return 1;
 		memset(blocks[i], 4, malloc_usable_size(blocks[i]));
 	}
-	long grown = status_kb("VmRSS:") - start;
+	long grown = proc_status_kb("VmRSS:") - start;
 	if (malloc_usable_size(blocks[0]) != 72)	/* glibc's */
 		return 2;
 	if (getenv("ALLOCINFO") == NULL) {
