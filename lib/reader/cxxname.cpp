@@ -584,6 +584,15 @@ std::string without_templates(const std::string &t)
 	return out;
 }
 
+/* comps[i] is a lambda's closure type and comps[i + 1] its operator(): the pair is
+ * shown as one "<lambda>". */
+bool closure_call(const std::vector<component> &comps, size_t i)
+{
+	const component &c = comps[i];
+	return (c.lambda || c.anon_class || is_clang_closure(c.text)) && i + 1 < comps.size() &&
+	       comps[i + 1].is_operator && comps[i + 1].text.compare(0, 10, "operator()") == 0;
+}
+
 std::string render(const std::vector<component> &comps)
 {
 	std::string out;
@@ -591,8 +600,7 @@ std::string render(const std::vector<component> &comps)
 		const component &c = comps[i];
 		if (!out.empty())
 			out += "::";
-		if ((c.lambda || c.anon_class || is_clang_closure(c.text)) && i + 1 < comps.size() &&
-		    comps[i + 1].is_operator && comps[i + 1].text.compare(0, 10, "operator()") == 0) {
+		if (closure_call(comps, i)) {
 			out += "<lambda>";
 			++i;
 			continue;
@@ -616,8 +624,7 @@ std::string render_full(const std::vector<component> &comps, const bindings &bs)
 		const component &c = comps[i];
 		if (!out.empty())
 			out += "::";
-		if ((c.lambda || c.anon_class || is_clang_closure(c.text)) && i + 1 < comps.size() &&
-		    comps[i + 1].is_operator && comps[i + 1].text.compare(0, 10, "operator()") == 0) {
+		if (closure_call(comps, i)) {
 			out += "<lambda>";
 			++i;
 			continue;
