@@ -266,7 +266,7 @@ void *resize(site s, void *p, size_t n)
 		return nullptr;
 	}
 	uint32_t flags = plan.flags | RECORD_F_CALLBACKS;
-	if (plan.mode == how::counted && sampler::started() && !sampler::fits_in_place(p, n) &&
+	if (plan.mode == how::counted && sampler::started() && !sampler::fits_in_place(p, n, flags) &&
 	    sampler::take(n)) {
 		void *q = sampler::allocate_sampled(s, slot_of_site(s), n, 0, 0, false, flags);
 		if (q) {

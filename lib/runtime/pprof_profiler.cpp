@@ -297,26 +297,22 @@ void file_name(char *out, size_t size, unsigned seq)
 	snprintf(out, size, "%.*s.%ld.%u.heap", (int)n, g_set.base, (long)g_pid, seq);
 }
 
-bool site_seen(plain_vector<allocinfo_heap_site> &sites, uint32_t tag)
-{
-	for (auto &s : sites)
-		if (s.tag == tag)
-			return true;
-	return false;
-}
-
 /* The exact live totals of every call site with live blocks, and the names of the
  * sites the stacks name. */
 void collect_sites(plain_vector<allocinfo_heap_site> &sites, const stack_entry *stacks,
 		   uint32_t nstacks)
 {
+	plain_vector<uint8_t> in_stacks;	/* by tag: a stack's leaf is there */
+	for (uint32_t i = 1; i < nstacks; i++) {
+		while (in_stacks.size() <= stacks[i].tag)
+			in_stacks.push_back(0);
+		in_stacks[stacks[i].tag] = 1;
+	}
 	allocinfo_ptr_info info;
 	long long bytes, count;
 	for (unsigned tag = ALLOCINFO_TAG_FIRST;
 	     allocinfo_tag_info(tag, nullptr, &bytes, &count) == 0; tag++) {
-		bool named = bytes > 0 || count > 0;
-		for (uint32_t i = 1; !named && i < nstacks; i++)
-			named = stacks[i].tag == tag;
+		bool named = bytes > 0 || count > 0 || (tag < in_stacks.size() && in_stacks[tag]);
 		if (!named || allocinfo_tag_info(tag, &info, &bytes, &count) != 0)
 			continue;
 		allocinfo_heap_site s;
@@ -330,8 +326,7 @@ void collect_sites(plain_vector<allocinfo_heap_site> &sites, const stack_entry *
 		memcpy(s.file, info.file, sizeof(s.file));
 		memcpy(s.func, info.func, sizeof(s.func));
 		memcpy(s.module, info.module, sizeof(s.module));
-		if (!site_seen(sites, tag))
-			sites.push_back(s);
+		sites.push_back(s);
 	}
 }
 
@@ -517,13 +512,23 @@ int start(size_t rate, const char *base, size_t alloc_interval, size_t inuse_int
 	g_module = reader_module();
 	if (!g_module)
 		return -ENOENT;
-	if (!g_tab.entries) {
-		g_tab.entries = static_cast<stack_entry *>(reserve(MAX_STACKS * sizeof(stack_entry)));
-		g_copy = static_cast<stack_entry *>(reserve(MAX_STACKS * sizeof(stack_entry)));
-		g_tab.buckets = static_cast<uint32_t *>(reserve(BUCKETS * sizeof(uint32_t)));
-		if (!g_tab.entries || !g_copy || !g_tab.buckets)
+	if (!g_tab.entries) {	/* all three, or none: a later start tries again */
+		void *entries = reserve(MAX_STACKS * sizeof(stack_entry));
+		void *copy = reserve(MAX_STACKS * sizeof(stack_entry));
+		void *buckets = reserve(BUCKETS * sizeof(uint32_t));
+		if (!entries || !copy || !buckets) {
+			if (entries)
+				munmap(entries, MAX_STACKS * sizeof(stack_entry));
+			if (copy)
+				munmap(copy, MAX_STACKS * sizeof(stack_entry));
+			if (buckets)
+				munmap(buckets, BUCKETS * sizeof(uint32_t));
 			return -ENOMEM;
+		}
+		g_copy = static_cast<stack_entry *>(copy);
+		g_tab.buckets = static_cast<uint32_t *>(buckets);
 		g_tab.used = 1;
+		g_tab.entries = static_cast<stack_entry *>(entries);
 	}
 	g_set.rate = rate ? rate : ALLOCINFO_PROFILE_DEFAULT_RATE;
 	g_set.alloc_interval = alloc_interval;

@@ -40,7 +40,7 @@ namespace {
 struct sample_header {
 	uint32_t generation;	/* the attach that sampled it */
 	uint32_t data_size;	/* its profiler's sample_data_size */
-	uint64_t distance;	/* from the base to the caller's pointer */
+	uint64_t reserved;	/* 0; the distance back to the base is the record's shift */
 };
 static_assert(sizeof(sample_header) == 16, "sample data stays 16-byte aligned");
 
@@ -190,10 +190,14 @@ void arm(bool on)
 
 } /* namespace */
 
-bool fits_in_place(void *p, size_t n)
+bool fits_in_place(void *p, size_t n, uint32_t flags)
 {
-	if (small::contains(p, g_fast.small_base) || !has_record(p) ||
-	    !(record_of(p)->meta & RECORD_F_SAMPLED) || (record_of(p)->meta & RECORD_F_MOVED))
+	if (small::contains(p, g_fast.small_base) || !has_record(p))
+		return false;
+	uint32_t meta = record_of(p)->meta;
+	/* reallocate_sampled()'s test: another allocator's block never stays */
+	if (!(meta & RECORD_F_SAMPLED) || (meta & RECORD_F_MOVED) ||
+	    ((meta ^ flags) & RECORD_F_FOREIGN))
 		return false;
 	return n <= usable_size(p);
 }
@@ -242,7 +246,7 @@ void *reallocate(callbacks::site s, void *p, size_t n)
 	if (plan.mode == how::off)
 		return reallocate_off(p, n);
 	uint32_t slot = plan.mode == how::discard ? ALLOCINFO_TAG_DISCARD : slot_of_site(s);
-	if (plan.mode == how::counted && started() && !fits_in_place(p, n) && take(n)) {
+	if (plan.mode == how::counted && started() && !fits_in_place(p, n, plan.flags) && take(n)) {
 		/* A new sampled block for the new size, as a move would make. */
 		void *q = allocate_sampled(s, slot, n, 0, 0, false, plan.flags);
 		if (!q)
@@ -295,13 +299,13 @@ void *allocate_sampled(callbacks::site s, uint32_t slot, size_t n, size_t align,
 	auto *h = reinterpret_cast<sample_header *>(base);
 	h->generation = a->generation;
 	h->data_size = (uint32_t)data;
-	h->distance = dist;
 	uint32_t shift = (uint32_t)__builtin_ctzl(dist);
 	void *p = finish(reinterpret_cast<alloc_record *>(base + dist) - 1, slot, n,
 			 RECORD_MAGIC | shift << 8 | RECORD_F_SAMPLED | flags);
 	if (zero)
 		memset(p, 0, n);
 
+	int err = errno;	/* the walk and on_alloc leave the caller's errno alone */
 	thread_state &t = t_state;
 	void *frames[ALLOCINFO_PROFILE_FRAMES_MAX];
 	allocinfo_sample smp;
@@ -314,7 +318,6 @@ void *allocate_sampled(callbacks::site s, uint32_t slot, size_t n, size_t align,
 	smp.nframes = stack_trace::capture(frames, ALLOCINFO_PROFILE_FRAMES_MAX, s.ra);
 	smp.frames = frames;
 	smp.sample_data = data ? base + sizeof(sample_header) : nullptr;
-	int err = errno;
 	size_t next = a->p.on_alloc ? a->p.on_alloc(a->arg, &smp) : 0;
 	errno = err;
 	set_rate(t, next);

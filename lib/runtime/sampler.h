@@ -75,8 +75,9 @@ static inline bool take(size_t n)
 	return take_slow(n);
 }
 
-/* realloc(p, n) of a sampled block keeps it in place: not a new allocation to sample. */
-bool fits_in_place(void *p, size_t n) HIDDEN;
+/* realloc(p, n) with record flags `flags` keeps the sampled block p in place: not a
+ * new allocation to sample. */
+bool fits_in_place(void *p, size_t n, uint32_t flags) HIDDEN;
 
 /* An allocation while only the profiler is armed (op MALLOC, CALLOC, ALIGNED or NEW,
  * as callbacks::allocate()). */

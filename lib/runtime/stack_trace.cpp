@@ -92,11 +92,9 @@ void prepare_once()
 		if (h)
 			find_unwinder(h);
 	}
-	if (!g_backtrace) {
-		g_backtrace = nullptr;
+	if (!g_backtrace)
 		log_message("cannot load libgcc_s.so.1's unwinder; sampled stacks keep "
 			    "their first frame only");
-	}
 	__atomic_store_n(&g_prepared, true, __ATOMIC_RELEASE);
 }
 
@@ -189,11 +187,6 @@ void prepare()
 	pthread_once(&g_once, prepare_once);
 }
 
-walker chosen()
-{
-	return g_walker;
-}
-
 int capture(void **frames, int max, uintptr_t ra)
 {
 	if (max <= 0 || !__atomic_load_n(&g_prepared, __ATOMIC_ACQUIRE))
@@ -206,7 +199,7 @@ int capture(void **frames, int max, uintptr_t ra)
 		ra = 0;
 	busy_guard guard;	/* anything the walk allocates is the library's */
 	if (!g_backtrace) {
-		n = 0;
+		/* no unwinder: the first frame only, below */
 	} else if (g_walker == walker::fp) {
 		/* Starts at the program's frame: nothing of the library's to skip. */
 		n = walk_fp(frames, max, ra);

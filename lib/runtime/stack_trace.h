@@ -29,9 +29,6 @@ enum class walker { unwind, fp };
  * and the default) and loads the unwinder it needs. Not from inside malloc. */
 void prepare() HIDDEN;
 
-/* The walker prepare() chose. */
-walker chosen() HIDDEN;
-
 /*
  * Up to max return addresses into frames[]; returns how many. ra: the return address
  * of the program's allocation call when known (0 otherwise): frames before it are the

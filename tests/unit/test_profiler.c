@@ -328,8 +328,11 @@ static void test_sample_data_round_trip(void **state)
 	attach_recorder(&r, 1);
 	recording = 1;
 	void *p[8];
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < 8; i++) {
+		errno = 4321;	/* a sampled allocation leaves the caller's errno alone */
 		p[i] = malloc((size_t)(i + 1) * 100);
+		assert_int_equal(errno, 4321);
+	}
 	recording = 0;
 	assert_int_equal(r.nseen, 8);
 	assert_int_equal(allocinfo_profiler_stop(), 0);
