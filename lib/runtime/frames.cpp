@@ -31,7 +31,9 @@ _Unwind_Reason_Code (*g_backtrace)(_Unwind_Trace_Fn, void *);
 _Unwind_Ptr (*g_get_ip)(struct _Unwind_Context *);
 _Unwind_Word (*g_get_cfa)(struct _Unwind_Context *);
 
-void find_unwinder()
+} /* namespace */
+
+bool unwinder_library(void **handle)
 {
 	/* One the program has (C++, or linked in), else libgcc_s loaded now. Not loaded
 	 * in a sanitizer build: its leak checker takes what dlopen allocates from inside
@@ -42,8 +44,19 @@ void find_unwinder()
 		if (!h && !RECORD_ALWAYS)
 			h = dlopen("libgcc_s.so.1", RTLD_NOW);
 		if (!h)
-			return;
+			return false;
 	}
+	*handle = h;
+	return true;
+}
+
+namespace {
+
+void find_unwinder()
+{
+	void *h;
+	if (!unwinder_library(&h))
+		return;
 	auto *bt = reinterpret_cast<decltype(g_backtrace)>(dlsym(h, "_Unwind_Backtrace"));
 	auto *ip = reinterpret_cast<decltype(g_get_ip)>(dlsym(h, "_Unwind_GetIP"));
 	auto *cfa = reinterpret_cast<decltype(g_get_cfa)>(dlsym(h, "_Unwind_GetCFA"));

@@ -49,6 +49,10 @@ bool unwind_from(uintptr_t known_ra, uintptr_t base, unwound_path &out) HIDDEN;
  * starts, whose first allocation, made inside a sanitizer's thread start-up, must not
  * be the one that runs this. */
 void prepare_unwinder() HIDDEN;
+/* The handle to look the unwinder's functions up in (dlsym), libgcc_s loaded if the
+ * program has no unwinder of its own; false when there is none to be had. Not from
+ * inside an allocation (it may load a library). */
+bool unwinder_library(void **handle) HIDDEN;
 
 /* Bytes of stack a walk may read above the walker's frame. */
 constexpr uintptr_t WALK_MAX_STACK = 1u << 20;

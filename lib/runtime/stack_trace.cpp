@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unwind.h>
 
+#include "frames.h"
 #include "options.h"
 
 namespace allocinfo {
@@ -85,13 +86,10 @@ void prepare_once()
 		/* dlpi_addr is the load bias, which is the base for a shared object. */
 		dl_iterate_phdr(find_own_text, &base);
 	}
-	/* The process's own unwinder when it has one (C++ programs load libgcc_s): no
-	 * loader work. Else libgcc_s is loaded, and stays. */
-	if (!find_unwinder(RTLD_DEFAULT)) {
-		void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
-		if (h)
-			find_unwinder(h);
-	}
+	/* The process's own unwinder, else libgcc_s's, as the wrapper walk finds it. */
+	void *h;
+	if (unwinder_library(&h))
+		find_unwinder(h);
 	if (!g_backtrace)
 		log_message("cannot load libgcc_s.so.1's unwinder; sampled stacks keep "
 			    "their first frame only");
