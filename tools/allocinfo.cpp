@@ -26,6 +26,7 @@
 #include "block_lookup.h"
 #include "profile_read.h"
 #include "report.h"
+#include "safe_open.h"
 #include "saturating.h"
 #include "site_table.h"
 #include "store_reader.h"
@@ -423,31 +424,19 @@ constexpr size_t PROFILE_MAX_BYTES = 64u << 20;
 
 bool read_profile_file(const std::string &path, pprof_profile &p)
 {
-	int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
+	int fd = open_regular(path.c_str(), &st);	/* no FIFO or device: it could block */
 	if (fd < 0) {
-		fprintf(stderr, "%s: %s: %s\n", PROG, path.c_str(), strerror(errno));
+		fprintf(stderr, "%s: %s: %s\n", PROG, path.c_str(),
+			errno == EINVAL ? "not a regular file" : strerror(errno));
 		return false;
 	}
-	struct stat st;
 	std::string data, why;
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
-		why = strerror(EISDIR);
-	char buf[65536];
-	while (why.empty()) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			why = strerror(errno);
-		else if (n == 0)
-			break;
-		else if ((size_t)n > PROFILE_MAX_BYTES - data.size())
-			why = "larger than 64 MiB: not a heap profile";
-		else
-			data.append(buf, (size_t)n);
-	}
+	if (!read_bounded(fd, data, PROFILE_MAX_BYTES))
+		why = errno == EFBIG ? "larger than 64 MiB: not a heap profile" : strerror(errno);
 	close(fd);
-	if (why.empty() && !read_pprof(data, p, why))
+	/* inflated, at most 4 times the limit: a heap profile compresses less than that */
+	if (why.empty() && !read_pprof(data, p, why, 4 * PROFILE_MAX_BYTES))
 		why = "not a pprof profile: " + why;
 	if (!why.empty()) {
 		fprintf(stderr, "%s: %s: %s\n", PROG, path.c_str(), why.c_str());

@@ -54,6 +54,15 @@ for bad in text truncated cut badgz badlen empty; do
 		fail "$bad: expected one line: $(cat "$work/e")"
 	[ ! -e "$work/o.pb.gz" ] || fail "$bad: an output file was written"
 done
+# A FIFO would block a plain open; a directory is no profile either.
+mkfifo "$work/fifo" && mkdir "$work/dir" || exit 99
+for bad in fifo dir; do
+	timeout 20 "$cli" -p "$pid" --pprof "$work/o.pb.gz" --profile "$work/$bad" >"$work/o" 2>"$work/e"
+	rc=$?
+	[ $rc = 1 ] || fail "$bad: exit $rc"
+	[ "$(cat "$work/e")" = "allocinfo: $work/$bad: not a regular file" ] ||
+		fail "$bad: $(cat "$work/e")"
+done
 "$cli" --profile "$f" >/dev/null 2>"$work/e" && fail "--profile without --pprof accepted"
 grep -q "^allocinfo: --profile needs --pprof$" "$work/e" || fail "usage: $(cat "$work/e")"
 echo ok
