@@ -569,10 +569,12 @@ bool store_publish_bpf()
 
 void store_retire()
 {
-	if (!g_store.hdr)
+	/* Only the store's own process: a child made without the fork handlers (a raw
+	 * clone()) still maps its parent's, which lives on. */
+	if (!g_store.hdr || g_store.hdr->pid != (int32_t)getpid())
 		return;
 	__atomic_store_n(&g_store.hdr->state, ALLOCINFO_STATE_EXITED, __ATOMIC_RELEASE);
-	if (g_store.path[0] && g_store.hdr->pid == (int32_t)getpid())
+	if (g_store.path[0])
 		unlink(g_store.path);
 	store_bpf_retire();
 }
