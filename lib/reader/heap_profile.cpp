@@ -128,50 +128,27 @@ std::string field(const char *p, size_t n)
 	return std::string(p, strnlen(p, n));
 }
 
-/* Builds functions and locations, each once. */
-class location_table {
+/* Each distinct function written once, under the id it got first. */
+class function_table {
 public:
-	location_table(string_table &st, std::string &functions, std::string &locations)
-		: st_(st), functions_(functions), locations_(locations) {}
+	explicit function_table(profile_parts &pp) : pp_(pp) {}
 
-	uint64_t function(const std::string &name, const std::string &system_name,
-			  const std::string &file)
+	uint64_t id(const std::string &name, const std::string &system_name,
+		    const std::string &file)
 	{
 		std::string key = name + '\0' + system_name + '\0' + file;
-		auto it = functions_of_.find(key);
-		if (it != functions_of_.end())
+		auto it = ids_.find(key);
+		if (it != ids_.end())
 			return it->second;
-		uint64_t id = functions_of_.size() + 1;
-		functions_of_.emplace(key, id);
-		std::string fn;
-		put_int(fn, FUNCTION_ID, id);
-		put_int(fn, FUNCTION_NAME, (uint64_t)st_.id(name));
-		put_int(fn, FUNCTION_SYSTEM_NAME, (uint64_t)st_.id(system_name));
-		put_int(fn, FUNCTION_FILENAME, (uint64_t)st_.id(file));
-		put_msg(functions_, PROFILE_FUNCTION, fn);
-		return id;
-	}
-
-	uint64_t add(uint64_t mapping, uint64_t address, uint64_t function, unsigned line)
-	{
-		uint64_t id = ++count_;
-		std::string l, loc;
-		put_int(l, LINE_FUNCTION_ID, function);
-		put_int(l, LINE_LINE, line);
-		put_int(loc, LOCATION_ID, id);
-		put_int(loc, LOCATION_MAPPING_ID, mapping);
-		put_int(loc, LOCATION_ADDRESS, address);
-		if (function)
-			put_msg(loc, LOCATION_LINE, l);
-		put_msg(locations_, PROFILE_LOCATION, loc);
+		uint64_t id = ids_.size() + 1;
+		ids_.emplace(key, id);
+		put_function(pp_.functions, pp_.st, id, name, system_name, file);
 		return id;
 	}
 
 private:
-	string_table &st_;
-	std::string &functions_, &locations_;
-	std::unordered_map<std::string, uint64_t> functions_of_;
-	uint64_t count_ = 0;
+	profile_parts &pp_;
+	std::unordered_map<std::string, uint64_t> ids_;
 };
 
 } /* namespace */
@@ -188,31 +165,31 @@ std::vector<loaded_segment> loaded_segments()
 bool render_heap_proto(std::string &out, const allocinfo_heap_snapshot &s,
 		       const std::vector<loaded_segment> &segs, symbolizer *sym)
 {
-	string_table st;
-	std::string prof, samples, mappings, locations, functions;
-	location_table lt(st, functions, locations);
+	profile_parts pp;
+	string_table &st = pp.st;
+	function_table functions(pp);
+	uint64_t locations = 0;
 
 	static const char *const types[][2] = {
 		{ "alloc_objects", "count" }, { "alloc_space", "bytes" },
 		{ "inuse_objects", "count" }, { "inuse_space", "bytes" },
 		{ "exact_inuse_objects", "count" }, { "exact_inuse_space", "bytes" },
 	};
+	const size_t ntypes = sizeof(types) / sizeof(types[0]);
 	for (auto &t : types)
-		put_msg(prof, PROFILE_SAMPLE_TYPE, value_type(st, t[0], t[1]));
+		put_msg(pp.prof, PROFILE_SAMPLE_TYPE, value_type(st, t[0], t[1]));
 
 	for (size_t i = 0; i < segs.size(); i++) {
-		std::string m;
-		put_int(m, MAPPING_ID, i + 1);
-		put_int(m, MAPPING_MEMORY_START, segs[i].start);
-		put_int(m, MAPPING_MEMORY_LIMIT, segs[i].limit);
-		put_int(m, MAPPING_FILE_OFFSET, segs[i].file_offset);
-		put_int(m, MAPPING_FILENAME, (uint64_t)st.id(segs[i].path));
-		put_int(m, MAPPING_BUILD_ID, (uint64_t)st.id(segs[i].build_id));
+		mapping_fields m;
+		m.id = i + 1;
+		m.start = segs[i].start;
+		m.limit = segs[i].limit;
+		m.file_offset = segs[i].file_offset;
+		m.file = (uint64_t)st.id(segs[i].path);
+		m.build_id = (uint64_t)st.id(segs[i].build_id);
 		/* Already symbolized: pprof must not look for the binaries. */
-		put_int(m, MAPPING_HAS_FUNCTIONS, 1);
-		put_int(m, MAPPING_HAS_FILENAMES, 1);
-		put_int(m, MAPPING_HAS_LINE_NUMBERS, 1);
-		put_msg(mappings, PROFILE_MAPPING, m);
+		m.has_functions = m.has_filenames = m.has_line_numbers = true;
+		put_mapping(pp.mappings, m);
 	}
 
 	std::unordered_map<uint32_t, std::string> site_of;
@@ -232,10 +209,11 @@ bool render_heap_proto(std::string &out, const allocinfo_heap_snapshot &s,
 			source_location loc;
 			sym->lookup(seg->path, pc - seg->bias, true, loc);
 			line = loc.line;
-			fn = lt.function(loc.func, loc.full_func.empty() ? loc.func : loc.full_func,
-					 loc.file == "??" ? std::string() : loc.file);
+			fn = functions.id(loc.func, loc.full_func.empty() ? loc.func : loc.full_func,
+					  loc.file == "??" ? std::string() : loc.file);
 		}
-		uint64_t id = lt.add(seg ? (uint64_t)(seg - segs.data()) + 1 : 0, pc, fn, line);
+		uint64_t id = ++locations;
+		pp.location(id, seg ? (uint64_t)(seg - segs.data()) + 1 : 0, pc, fn, line);
 		location_of.emplace(pc, id);
 		return id;
 	};
@@ -245,17 +223,17 @@ bool render_heap_proto(std::string &out, const allocinfo_heap_snapshot &s,
 		std::vector<uint64_t> ids;
 		for (uint32_t f = 0; f < k.nframes; f++)
 			ids.push_back(location(k.frames[f]));
-		const uint64_t v[6] = {
+		const uint64_t v[ntypes] = {
 			(uint64_t)rounded(k.alloc_objects), (uint64_t)rounded(k.alloc_space),
 			(uint64_t)rounded(k.inuse_objects), (uint64_t)rounded(k.inuse_space), 0, 0,
 		};
 		std::string smp;
 		put_packed(smp, SAMPLE_LOCATION_ID, ids.data(), ids.size());
-		put_packed(smp, SAMPLE_VALUE, v, 6);
+		put_packed(smp, SAMPLE_VALUE, v, ntypes);
 		auto it = site_of.find(k.tag);
 		if (it != site_of.end())
 			put_label(smp, st, "site", &it->second);
-		put_msg(samples, PROFILE_SAMPLE, smp);
+		put_msg(pp.samples, PROFILE_SAMPLE, smp);
 	}
 
 	/* The exact totals: one sample per call site, at a location of its own named
@@ -265,32 +243,15 @@ bool render_heap_proto(std::string &out, const allocinfo_heap_snapshot &s,
 		if (site.bytes <= 0 && site.count <= 0)
 			continue;
 		std::string func = field(site.func, sizeof(site.func));
-		uint64_t fn = lt.function(func, func, field(site.file, sizeof(site.file)));
-		uint64_t id = lt.add(0, 0, fn, site.line);
-		const uint64_t v[6] = { 0, 0, 0, 0, (uint64_t)std::max(site.count, 0LL),
-					(uint64_t)std::max(site.bytes, 0LL) };
-		std::string smp, name = site_name(site), module = field(site.module, sizeof(site.module));
-		put_packed(smp, SAMPLE_LOCATION_ID, &id, 1);
-		put_packed(smp, SAMPLE_VALUE, v, 6);
-		put_label(smp, st, "site", &name);
-		if (!module.empty())
-			put_label(smp, st, "module", &module);
-		put_msg(samples, PROFILE_SAMPLE, smp);
+		std::string file = field(site.file, sizeof(site.file));
+		pp.exact_site(++locations, functions.id(func, func, file), ntypes, file, site.line,
+			      field(site.module, sizeof(site.module)), site.count, site.bytes);
 	}
 
-	prof += samples;
-	prof += mappings;
-	prof += locations;
-	prof += functions;
 	const std::string period_type = value_type(st, "space", "bytes");
 	const int64_t default_type = st.id("inuse_space");
-	st.write(prof);
-	put_int(prof, PROFILE_TIME_NANOS, (uint64_t)s.time_nanos);
-	put_int(prof, PROFILE_DURATION_NANOS, (uint64_t)s.duration_nanos);
-	put_msg(prof, PROFILE_PERIOD_TYPE, period_type);
-	put_int(prof, PROFILE_PERIOD, s.sample_rate ? s.sample_rate : 1);
-	put_int(prof, PROFILE_DEFAULT_SAMPLE_TYPE, (uint64_t)default_type);
-	return gzip(out, prof);
+	return pp.finish(out, period_type, s.sample_rate ? s.sample_rate : 1,
+			 (uint64_t)default_type, s.time_nanos, s.duration_nanos);
 }
 
 void render_heap_text(std::string &out, const allocinfo_heap_snapshot &s, const std::string &maps)

@@ -27,18 +27,35 @@ using namespace proto;
  * sits at 16 * i inside its mapping's range, so addresses are distinct. */
 const unsigned MAPPING_SHIFT = 40;
 
+/* Ids of the sampled profile's objects, renumbered 1..N in their order, so the exact
+ * sites' ids that follow cannot collide or wrap whatever the file used. */
+class renumbered {
+public:
+	uint64_t add(uint64_t old_id)
+	{
+		return ids_.emplace(old_id, ids_.size() + 1).first->second;
+	}
+	uint64_t operator()(uint64_t old_id) const
+	{
+		auto it = ids_.find(old_id);
+		return it == ids_.end() ? 0 : it->second;
+	}
+	uint64_t next() const { return ids_.size() + 1; }
+
+private:
+	std::unordered_map<uint64_t, uint64_t> ids_;
+};
+
 } /* namespace */
 
 bool render_pprof(std::string &out, const std::vector<site_row> &rows, int64_t time_nanos)
 {
-	string_table st;
-	std::string prof, samples, mappings, locations, functions;
+	profile_parts pp;
+	string_table &st = pp.st;
 	std::unordered_map<std::string, uint64_t> mapping_of;
 
-	put_msg(prof, PROFILE_SAMPLE_TYPE, value_type(st, "inuse_objects", "count"));
-	put_msg(prof, PROFILE_SAMPLE_TYPE, value_type(st, "inuse_space", "bytes"));
-
-	const int64_t k_module = st.id("module");
+	put_msg(pp.prof, PROFILE_SAMPLE_TYPE, value_type(st, "inuse_objects", "count"));
+	put_msg(pp.prof, PROFILE_SAMPLE_TYPE, value_type(st, "inuse_space", "bytes"));
 
 	for (size_t i = 0; i < rows.size(); i++) {
 		const site_row &r = rows[i];
@@ -51,109 +68,63 @@ bool render_pprof(std::string &out, const std::vector<site_row> &rows, int64_t t
 			if (it != mapping_of.end()) {
 				map_id = it->second;
 			} else {
-				std::string m;
+				mapping_fields m;
 
 				map_id = mapping_of.size() + 1;
 				mapping_of.emplace(r.module, map_id);
-				put_int(m, MAPPING_ID, map_id);
-				put_int(m, MAPPING_MEMORY_START, map_id << MAPPING_SHIFT);
-				put_int(m, MAPPING_MEMORY_LIMIT, (map_id + 1) << MAPPING_SHIFT);
-				put_int(m, MAPPING_FILENAME, (uint64_t)st.id(r.module));
+				m.id = map_id;
+				m.start = map_id << MAPPING_SHIFT;
+				m.limit = (map_id + 1) << MAPPING_SHIFT;
+				m.file = (uint64_t)st.id(r.module);
 				/* Already symbolized: pprof must not look for the binary. */
-				put_int(m, MAPPING_HAS_FUNCTIONS, 1);
-				put_int(m, MAPPING_HAS_FILENAMES, 1);
-				put_int(m, MAPPING_HAS_LINE_NUMBERS, 1);
-				put_msg(mappings, PROFILE_MAPPING, m);
+				m.has_functions = m.has_filenames = m.has_line_numbers = true;
+				put_mapping(pp.mappings, m);
 			}
 		}
+		put_function(pp.functions, st, id, r.func,
+			     r.full_func.empty() ? r.func : r.full_func, r.file);
+		pp.location(id, map_id, (map_id << MAPPING_SHIFT) + 16 * id, id, r.line);
 
-		std::string fn;
-
-		put_int(fn, FUNCTION_ID, id);
-		put_int(fn, FUNCTION_NAME, (uint64_t)st.id(r.func));
-		put_int(fn, FUNCTION_SYSTEM_NAME,
-			(uint64_t)st.id(r.full_func.empty() ? r.func : r.full_func));
-		put_int(fn, FUNCTION_FILENAME, (uint64_t)st.id(r.file));
-		put_msg(functions, PROFILE_FUNCTION, fn);
-
-		std::string line, loc;
-
-		put_int(line, LINE_FUNCTION_ID, id);
-		put_int(line, LINE_LINE, r.line);
-		put_int(loc, LOCATION_ID, id);
-		put_int(loc, LOCATION_MAPPING_ID, map_id);
-		put_int(loc, LOCATION_ADDRESS, (map_id << MAPPING_SHIFT) + 16 * id);
-		put_msg(loc, LOCATION_LINE, line);
-		put_msg(locations, PROFILE_LOCATION, loc);
-
-		std::string s, label;
+		std::string s;
 		const uint64_t values[2] = { (uint64_t)clamp0(r.calls), (uint64_t)clamp0(r.bytes) };
 
 		put_packed(s, SAMPLE_LOCATION_ID, &id, 1);
 		put_packed(s, SAMPLE_VALUE, values, 2);
-		put_int(label, LABEL_KEY, (uint64_t)k_module);
-		put_int(label, LABEL_STR, (uint64_t)st.id(r.module));
-		put_msg(s, SAMPLE_LABEL, label);
-		if (r.pid) {
-			label.clear();
-			put_int(label, LABEL_KEY, (uint64_t)st.id("pid"));
-			put_int(label, LABEL_NUM, (uint64_t)(int64_t)r.pid);
-			put_msg(s, SAMPLE_LABEL, label);
-		}
-		if (!r.via.empty()) {
-			label.clear();
-			put_int(label, LABEL_KEY, (uint64_t)st.id("via"));
-			put_int(label, LABEL_STR, (uint64_t)st.id(r.via));
-			put_msg(s, SAMPLE_LABEL, label);
-		}
-		if (!r.allocator.empty()) {
-			label.clear();
-			put_int(label, LABEL_KEY, (uint64_t)st.id("allocator"));
-			put_int(label, LABEL_STR, (uint64_t)st.id(r.allocator));
-			put_msg(s, SAMPLE_LABEL, label);
-		}
+		put_label(s, st, "module", &r.module);
+		if (r.pid)
+			put_label(s, st, "pid", nullptr, r.pid);
+		if (!r.via.empty())
+			put_label(s, st, "via", &r.via);
+		if (!r.allocator.empty())
+			put_label(s, st, "allocator", &r.allocator);
 		if (r.unloaded) {
-			label.clear();
-			put_int(label, LABEL_KEY, (uint64_t)st.id("unloaded"));
-			put_int(label, LABEL_STR, (uint64_t)st.id("yes"));
-			put_msg(s, SAMPLE_LABEL, label);
+			static const std::string yes = "yes";
+			put_label(s, st, "unloaded", &yes);
 		}
-		if (!r.user.empty()) {
-			label.clear();
-			put_int(label, LABEL_KEY, (uint64_t)st.id("user"));
-			put_int(label, LABEL_STR, (uint64_t)st.id(r.user));
-			put_msg(s, SAMPLE_LABEL, label);
-		}
-		put_msg(samples, PROFILE_SAMPLE, s);
+		if (!r.user.empty())
+			put_label(s, st, "user", &r.user);
+		put_msg(pp.samples, PROFILE_SAMPLE, s);
 	}
 
-	prof += samples;
-	prof += mappings;
-	prof += locations;
-	prof += functions;
 	const std::string period_type = value_type(st, "space", "bytes");
 	const int64_t default_type = st.id("inuse_space");
-
-	st.write(prof);
-	put_int(prof, PROFILE_TIME_NANOS, (uint64_t)time_nanos);
-	put_msg(prof, PROFILE_PERIOD_TYPE, period_type);
-	put_int(prof, PROFILE_PERIOD, 1);
-	put_int(prof, PROFILE_DEFAULT_SAMPLE_TYPE, (uint64_t)default_type);
-
-	return gzip(out, prof);
+	return pp.finish(out, period_type, 1, (uint64_t)default_type, time_nanos, 0);
 }
-
-} /* namespace allocinfo */
-
-namespace allocinfo {
 
 bool render_pprof_merged(std::string &out, const pprof_profile &p,
 			 const std::vector<site_row> &rows, int64_t time_nanos)
 {
-	using namespace proto;
-	string_table st;
-	std::string prof, samples, mappings, locations, functions;
+	profile_parts pp;
+	string_table &st = pp.st;
 	auto s = [&](int64_t i) { return (uint64_t)st.id(p.strings[(size_t)i]); };
+	renumbered mapping_id, location_id, function_id;
+
+	for (const pprof_mapping &mp : p.mappings)
+		mapping_id.add(mp.id);
+	for (const pprof_location &l : p.locations)
+		location_id.add(l.id);
+	for (const pprof_function &f : p.functions)
+		function_id.add(f.id);
 
 	/* The sampled profile's own types, its exact ones left out: they are replaced. */
 	std::vector<size_t> kept;
@@ -165,13 +136,13 @@ bool render_pprof_merged(std::string &out, const pprof_profile &p,
 		std::string vt;
 		put_int(vt, VALUETYPE_TYPE, s(p.sample_types[i].first));
 		put_int(vt, VALUETYPE_UNIT, s(p.sample_types[i].second));
-		put_msg(prof, PROFILE_SAMPLE_TYPE, vt);
+		put_msg(pp.prof, PROFILE_SAMPLE_TYPE, vt);
 	}
-	put_msg(prof, PROFILE_SAMPLE_TYPE, value_type(st, "exact_inuse_objects", "count"));
-	put_msg(prof, PROFILE_SAMPLE_TYPE, value_type(st, "exact_inuse_space", "bytes"));
+	put_msg(pp.prof, PROFILE_SAMPLE_TYPE, value_type(st, "exact_inuse_objects", "count"));
+	put_msg(pp.prof, PROFILE_SAMPLE_TYPE, value_type(st, "exact_inuse_space", "bytes"));
 
 	for (const pprof_sample &smp : p.samples) {
-		std::vector<uint64_t> v;
+		std::vector<uint64_t> v, locs;
 		bool any = false, any_at_all = false;
 		for (size_t i = 0; i < smp.values.size(); i++)
 			any_at_all |= smp.values[i] != 0;
@@ -183,105 +154,67 @@ bool render_pprof_merged(std::string &out, const pprof_profile &p,
 			continue;	/* one of the profile's own exact samples */
 		v.push_back(0);
 		v.push_back(0);
+		for (uint64_t id : smp.location_ids)
+			locs.push_back(location_id(id));
 		std::string m;
-		put_packed(m, SAMPLE_LOCATION_ID, smp.location_ids.data(), smp.location_ids.size());
+		put_packed(m, SAMPLE_LOCATION_ID, locs.data(), locs.size());
 		put_packed(m, SAMPLE_VALUE, v.data(), v.size());
 		for (const pprof_label &l : smp.labels) {
 			std::string lm;
 			put_int(lm, LABEL_KEY, s(l.key));
 			put_int(lm, LABEL_STR, s(l.str));
 			put_int(lm, LABEL_NUM, (uint64_t)l.num);
-			put_int(lm, 4 /* num_unit */, s(l.num_unit));
+			put_int(lm, LABEL_NUM_UNIT, s(l.num_unit));
 			put_msg(m, SAMPLE_LABEL, lm);
 		}
-		put_msg(samples, PROFILE_SAMPLE, m);
+		put_msg(pp.samples, PROFILE_SAMPLE, m);
 	}
 
 	for (const pprof_mapping &mp : p.mappings) {
-		std::string m;
-		put_int(m, MAPPING_ID, mp.id);
-		put_int(m, MAPPING_MEMORY_START, mp.memory_start);
-		put_int(m, MAPPING_MEMORY_LIMIT, mp.memory_limit);
-		put_int(m, MAPPING_FILE_OFFSET, mp.file_offset);
-		put_int(m, MAPPING_FILENAME, s(mp.filename));
-		put_int(m, MAPPING_BUILD_ID, s(mp.build_id));
-		put_int(m, MAPPING_HAS_FUNCTIONS, mp.has_functions);
-		put_int(m, MAPPING_HAS_FILENAMES, mp.has_filenames);
-		put_int(m, MAPPING_HAS_LINE_NUMBERS, mp.has_line_numbers);
-		put_int(m, MAPPING_HAS_INLINE_FRAMES, mp.has_inline_frames);
-		put_msg(mappings, PROFILE_MAPPING, m);
+		mapping_fields m;
+		m.id = mapping_id(mp.id);
+		m.start = mp.memory_start;
+		m.limit = mp.memory_limit;
+		m.file_offset = mp.file_offset;
+		m.file = s(mp.filename);
+		m.build_id = s(mp.build_id);
+		m.has_functions = mp.has_functions;
+		m.has_filenames = mp.has_filenames;
+		m.has_line_numbers = mp.has_line_numbers;
+		m.has_inline_frames = mp.has_inline_frames;
+		put_mapping(pp.mappings, m);
 	}
-	uint64_t max_location = 0, max_function = 0;
 	for (const pprof_location &l : p.locations) {
 		std::string m;
-		put_int(m, LOCATION_ID, l.id);
-		put_int(m, LOCATION_MAPPING_ID, l.mapping_id);
+		put_int(m, LOCATION_ID, location_id(l.id));
+		put_int(m, LOCATION_MAPPING_ID, mapping_id(l.mapping_id));
 		put_int(m, LOCATION_ADDRESS, l.address);
-		for (const pprof_line &ln : l.lines) {
-			std::string lm;
-			put_int(lm, LINE_FUNCTION_ID, ln.function_id);
-			put_int(lm, LINE_LINE, (uint64_t)ln.line);
-			put_msg(m, LOCATION_LINE, lm);
-		}
-		put_int(m, 5 /* is_folded */, l.is_folded);
-		put_msg(locations, PROFILE_LOCATION, m);
-		max_location = std::max(max_location, l.id);
+		for (const pprof_line &ln : l.lines)
+			put_line(m, function_id(ln.function_id), ln.line);
+		put_int(m, LOCATION_IS_FOLDED, l.is_folded);
+		put_msg(pp.locations, PROFILE_LOCATION, m);
 	}
-	for (const pprof_function &f : p.functions) {
-		std::string m;
-		put_int(m, FUNCTION_ID, f.id);
-		put_int(m, FUNCTION_NAME, s(f.name));
-		put_int(m, FUNCTION_SYSTEM_NAME, s(f.system_name));
-		put_int(m, FUNCTION_FILENAME, s(f.filename));
-		put_int(m, FUNCTION_START_LINE, (uint64_t)f.start_line);
-		put_msg(functions, PROFILE_FUNCTION, m);
-		max_function = std::max(max_function, f.id);
-	}
+	for (const pprof_function &f : p.functions)
+		put_function(pp.functions, st, function_id(f.id), p.strings[(size_t)f.name],
+			     p.strings[(size_t)f.system_name], p.strings[(size_t)f.filename],
+			     f.start_line);
 
 	/* allocinfo's exact totals: a sample per site, at a location of its own. */
+	uint64_t next_location = location_id.next(), next_function = function_id.next();
 	for (const site_row &r : rows) {
-		const uint64_t id = ++max_location, fid = ++max_function;
-		std::string fn, line, loc, m;
-		put_int(fn, FUNCTION_ID, fid);
-		put_int(fn, FUNCTION_NAME, (uint64_t)st.id(r.func));
-		put_int(fn, FUNCTION_SYSTEM_NAME,
-			(uint64_t)st.id(r.full_func.empty() ? r.func : r.full_func));
-		put_int(fn, FUNCTION_FILENAME, (uint64_t)st.id(r.file));
-		put_msg(functions, PROFILE_FUNCTION, fn);
-		put_int(line, LINE_FUNCTION_ID, fid);
-		put_int(line, LINE_LINE, r.line);
-		put_int(loc, LOCATION_ID, id);
-		put_msg(loc, LOCATION_LINE, line);
-		put_msg(locations, PROFILE_LOCATION, loc);
-		std::vector<uint64_t> v(kept.size(), 0);
-		v.push_back((uint64_t)clamp0(r.calls));
-		v.push_back((uint64_t)clamp0(r.bytes));
-		put_packed(m, SAMPLE_LOCATION_ID, &id, 1);
-		put_packed(m, SAMPLE_VALUE, v.data(), v.size());
-		const std::string site = r.file + ":" + std::to_string(r.line);
-		put_label(m, st, "site", &site);
-		if (!r.module.empty())
-			put_label(m, st, "module", &r.module);
-		if (r.pid)
-			put_label(m, st, "pid", nullptr, r.pid);
-		put_msg(samples, PROFILE_SAMPLE, m);
+		const uint64_t fid = next_function++;
+		put_function(pp.functions, st, fid, r.func,
+			     r.full_func.empty() ? r.func : r.full_func, r.file);
+		pp.exact_site(next_location++, fid, kept.size() + 2, r.file, r.line, r.module,
+			      r.calls, r.bytes, r.pid);
 	}
 
-	prof += samples;
-	prof += mappings;
-	prof += locations;
-	prof += functions;
 	std::string period_type;
 	put_int(period_type, VALUETYPE_TYPE, s(p.period_type.first));
 	put_int(period_type, VALUETYPE_UNIT, s(p.period_type.second));
 	const uint64_t default_type = s(p.default_sample_type);
-	st.write(prof);
-	put_int(prof, PROFILE_TIME_NANOS, (uint64_t)(p.time_nanos ? p.time_nanos : time_nanos));
-	put_int(prof, PROFILE_DURATION_NANOS, (uint64_t)p.duration_nanos);
-	put_msg(prof, PROFILE_PERIOD_TYPE, period_type);
-	put_int(prof, PROFILE_PERIOD, (uint64_t)p.period);
-	put_int(prof, PROFILE_DEFAULT_SAMPLE_TYPE, default_type);
-	return gzip(out, prof);
+	return pp.finish(out, period_type, (uint64_t)p.period, default_type,
+			 p.time_nanos ? p.time_nanos : time_nanos, p.duration_nanos);
 }
 
 } /* namespace allocinfo */

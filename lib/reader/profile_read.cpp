@@ -314,7 +314,7 @@ bool decode(reader r, pprof_profile &p, std::string &why)
 }
 
 /* Every string index in range, every sample as long as the sample types, every id
- * a sample or location names defined. */
+ * a sample or location names defined, and defined once. */
 bool check(const pprof_profile &p, std::string &why)
 {
 	const uint64_t n = p.strings.size();
@@ -347,6 +347,9 @@ bool check(const pprof_profile &p, std::string &why)
 			mids.push_back(m.id);
 		std::sort(fids.begin(), fids.end());
 		std::sort(mids.begin(), mids.end());
+		if (std::adjacent_find(fids.begin(), fids.end()) != fids.end() ||
+		    std::adjacent_find(mids.begin(), mids.end()) != mids.end())
+			goto twice;
 		auto has = [](const std::vector<uint64_t> &ids, uint64_t id) {
 			return std::binary_search(ids.begin(), ids.end(), id);
 		};
@@ -359,6 +362,8 @@ bool check(const pprof_profile &p, std::string &why)
 			lids.push_back(l.id);
 		}
 		std::sort(lids.begin(), lids.end());
+		if (std::adjacent_find(lids.begin(), lids.end()) != lids.end())
+			goto twice;
 		for (auto &s : p.samples) {
 			if (s.values.size() != p.sample_types.size()) {
 				why = "a sample has " + std::to_string(s.values.size()) +
@@ -380,6 +385,9 @@ bad_string:
 	return false;
 bad_id:
 	why = "it names a mapping, location or function it does not define";
+	return false;
+twice:
+	why = "it defines a mapping, location or function id twice";
 	return false;
 }
 

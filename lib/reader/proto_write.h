@@ -37,6 +37,7 @@ enum : unsigned {
 	MAPPING_HAS_LINE_NUMBERS = 9, MAPPING_HAS_INLINE_FRAMES = 10,
 
 	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
+	LOCATION_IS_FOLDED = 5,
 
 	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
 
@@ -144,6 +145,48 @@ inline void put_label(std::string &sample, string_table &st, const char *key,
 
 /* Appends in, gzip-compressed, to out; false (out as it was) when zlib fails. */
 bool gzip(std::string &out, const std::string &in);
+
+/* Appends a Function message; names are interned in st. */
+void put_function(std::string &functions, string_table &st, uint64_t id,
+		  const std::string &name, const std::string &system_name,
+		  const std::string &file, int64_t start_line = 0);
+
+/* Appends a Line (function id, line number) to a Location being built. */
+void put_line(std::string &location, uint64_t function_id, int64_t line);
+
+/* A Mapping's fields; file and build_id are string table indexes. */
+struct mapping_fields {
+	uint64_t id = 0, start = 0, limit = 0, file_offset = 0, file = 0, build_id = 0;
+	bool has_functions = false, has_filenames = false, has_line_numbers = false,
+	     has_inline_frames = false;
+};
+
+void put_mapping(std::string &mappings, const mapping_fields &m);
+
+/* A profile being written: its messages collected by kind, then laid out in the
+ * order every writer here uses (sample types, samples, mappings, locations,
+ * functions, the string table, then the scalars) and gzipped. */
+struct profile_parts {
+	string_table st;
+	std::string prof, samples, mappings, locations, functions;
+
+	/* Appends a Location with one Line (none when function_id is 0). */
+	void location(uint64_t id, uint64_t mapping_id, uint64_t address, uint64_t function_id,
+		      int64_t line);
+
+	/* allocinfo's exact total of one call site: a Location of its own at
+	 * location_id, naming function_id at line, and a sample whose last two of
+	 * nvalues values are count and bytes (the others zero), labelled
+	 * site=FILE:LINE, module=MODULE when known and pid=PID when not 0. */
+	void exact_site(uint64_t location_id, uint64_t function_id, size_t nvalues,
+			const std::string &file, int64_t line, const std::string &module,
+			int64_t count, int64_t bytes, int pid = 0);
+
+	/* Lays the profile out into out, gzipped; false (out as it was) when zlib
+	 * fails. period_type is a ValueType message built with st. */
+	bool finish(std::string &out, const std::string &period_type, uint64_t period,
+		    uint64_t default_sample_type, int64_t time_nanos, int64_t duration_nanos);
+};
 
 } /* namespace proto */
 } /* namespace allocinfo */
