@@ -56,6 +56,7 @@ bool render_pprof(std::string &out, const std::vector<site_row> &rows, int64_t t
 
 	put_msg(pp.prof, PROFILE_SAMPLE_TYPE, value_type(st, "inuse_objects", "count"));
 	put_msg(pp.prof, PROFILE_SAMPLE_TYPE, value_type(st, "inuse_space", "bytes"));
+	st.id("module");	/* every sample's first label key: keep it early in the table */
 
 	for (size_t i = 0; i < rows.size(); i++) {
 		const site_row &r = rows[i];
