@@ -5,7 +5,9 @@
 # binary) per caller line with " allocator:pool_alloc"; --allocinfo-wrappers and
 # --allocinfo-alloc-fns are built into the program and charge wrappers' allocations
 # to their callers; malformed descriptions get their one line, at build or at run
-# time; separate compile and link steps work; an unknown option is refused.
+# time; separate compile and link steps work, a pool in a static archive too; a
+# described function the program never calls need not exist, one it calls must; an
+# unknown option is refused.
 set -u
 [ "${ALLOCINFO_SANITIZER:-no}" = no ] || { echo "skip: allocinfo-cc links the shared library"; exit 77; }
 src=$top_srcdir/tests/integration
@@ -55,6 +57,23 @@ n=$(printf '%s\n' "$out" | grep -c ' allocator:')
 out=$("$tmp/pool2") || { echo "the second pool program failed"; exit 1; }
 row "$out" 300 3 "suballoc_prog.c:$1" pool2 allocator:pool_alloc
 row "$out" 500 1 "suballoc_prog.c:$3" pool2 allocator:pool_alloc
+
+# The pool in a static archive named before the wrappers: still taken, still counted.
+ar rcs "$tmp/libpool.a" "$tmp/pool.o" &&
+	"$cc_wrap" --allocinfo-suballoc-fns='pool_alloc(pZ)p' "$tmp/prog.o" -L"$tmp" -lpool \
+		-o "$tmp/pool4" -ldl || { echo "the pool from an archive does not link"; exit 1; }
+out=$("$tmp/pool4") || { echo "pool4 failed"; exit 1; }
+row "$out" 300 3 "suballoc_prog.c:$1" pool4 allocator:pool_alloc
+
+# A described function the program never calls need not exist (the options may sit in
+# LDFLAGS for every link of a project); one it calls must, as without allocinfo.
+"$cc_wrap" -g -O2 --allocinfo-suballoc-fns='nowhere_alloc(pZ)p' \
+	--allocinfo-subfree-fns='nowhere_free(pP)->nowhere_alloc' "$tmp/prog.o" "$tmp/pool.o" \
+	-o "$tmp/pool5" -ldl || { echo "an unused, undefined description breaks the link"; fail=1; }
+"$cc_wrap" -g -O2 --allocinfo-suballoc-fns='pool_alloc(pZ)p' "$tmp/prog.o" -o "$tmp/pool6" \
+	-ldl 2>"$tmp/err" && { echo "a call to a missing pool_alloc linked"; fail=1; }
+grep -q "undefined reference to .pool_alloc'" "$tmp/err" ||
+	{ echo "no undefined reference to pool_alloc:"; cat "$tmp/err"; fail=1; }
 
 # Without the options, the environment cannot reach a pool inside the program.
 "$cc_wrap" -g -O2 -I"$src" "$src/suballoc_prog.c" "$src/suballoc_pool.c" -o "$tmp/pool3" -ldl ||
