@@ -10,6 +10,9 @@ set -u
 : "${top_builddir:?run through make bench}"
 SPAWN=$top_builddir/tests/benchmark/spawn
 LIB=$top_builddir/lib/.libs/liballocinfo.so
+for f in "$SPAWN" "$LIB"; do
+	[ -e "$f" ] || { echo "process_cost.sh: $f is not built (make bench builds it)" >&2; exit 1; }
+done
 reps=5
 ops=300
 while [ $# -gt 0 ]; do
