@@ -5,10 +5,13 @@
 dir=$(mktemp -d "${TMPDIR:-/tmp}/allocinfo-test.XXXXXX") || exit 99
 ALLOCINFO_STORE_DIR=$dir
 export ALLOCINFO_STORE_DIR
+start=$(date +%s%N)
 case $1 in
 *.sh) sh "$@" ;;
 *) "$@" ;;
 esac
 rc=$?
 rm -rf "$dir"
+# The time each test takes, in its log: the suite must stay well inside CI's budget.
+echo "run-test: $1 took $(( ($(date +%s%N) - start) / 1000000 )) ms"
 exit $rc
