@@ -12,9 +12,22 @@ EXTRA_DIST += tools/bpf/allocinfo_iter.bpf.c Documentation/bpf.md
 
 if ENABLE_BPF
 lib_liballocinfo_la_SOURCES += lib/store/store_bpf.cpp
-# The iterator is loaded with libbpf by the reader module, not by liballocinfo.
-lib_liballocinfo_reader_la_CXXFLAGS += $(LIBBPF_CFLAGS) -I$(top_builddir)/tools/bpf
-lib_liballocinfo_reader_la_LIBADD += $(LIBBPF_LIBS)
+# Tag names for the tags map and the iterator, loaded with libbpf: the BPF module
+# (lib/store/bpf_module.h), which every BPF-store process keeps mapped and so copies
+# at each fork. Its part of libstdc++ is linked in: libtool links C++ with
+# -nostdlib and the shared libstdc++, so this one is linked as C, with the archive
+# named; only the module's table is exported.
+pkglib_LTLIBRARIES += lib/liballocinfo-bpf.la
+lib_liballocinfo_bpf_la_SOURCES = lib/store/bpf_module.h lib/reader/bpf_module.cpp \
+	lib/reader/tag_naming.cpp lib/reader/cxxname.cpp lib/reader/bpf_module.sym
+lib_liballocinfo_bpf_la_CXXFLAGS = $(LIB_CXXFLAGS) $(LIBBPF_CFLAGS) -I$(top_builddir)/tools/bpf
+lib_liballocinfo_bpf_la_LIBADD = $(LIBBPF_LIBS) $(STATIC_LIBSTDCXX)
+lib_liballocinfo_bpf_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,nodelete \
+	-Wl,--version-script=$(top_srcdir)/lib/reader/bpf_module.sym -Wl,--as-needed
+lib_liballocinfo_bpf_la_LINK = $(LIBTOOL) $(AM_V_lt) --tag=CC $(AM_LIBTOOLFLAGS) \
+	$(LIBTOOLFLAGS) --mode=link $(CCLD) $(AM_CFLAGS) $(CFLAGS) \
+	$(lib_liballocinfo_bpf_la_LDFLAGS) $(LDFLAGS) -o $@
+EXTRA_lib_liballocinfo_bpf_la_DEPENDENCIES = $(top_srcdir)/lib/reader/bpf_module.sym
 BUILT_SOURCES += tools/bpf/allocinfo_iter.skel.h
 CLEANFILES += tools/bpf/vmlinux.h tools/bpf/allocinfo_iter.bpf.o \
 	tools/bpf/allocinfo_iter.debug.o tools/bpf/allocinfo_iter.skel.h

@@ -4,7 +4,7 @@
 noinst_LTLIBRARIES += lib/libreader.la
 lib_libreader_la_SOURCES = \
 	lib/store/store_format.h \
-	lib/reader/store_reader.h lib/reader/store_reader.cpp \
+	lib/reader/store_reader.h lib/reader/store_reader.cpp lib/reader/tag_naming.cpp \
 	lib/reader/site_table.h lib/reader/site_table.cpp \
 	lib/reader/report.h lib/reader/report.cpp lib/reader/pprof.cpp \
 	lib/reader/proto_write.h lib/reader/proto_write.cpp \

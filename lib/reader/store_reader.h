@@ -140,6 +140,7 @@ void name_tag(const tag_snapshot &t, symbolizer *sym, site_row &r,
 /* Its parts: a module as its path's basename, and a file or function name, each
  * as one word (blanks and control bytes as '_'; "??" for none). */
 std::string printed_module(std::string_view path);
+std::string one_token(std::string_view s, const char *fallback);
 std::string printed_word(std::string_view s);
 
 /*
@@ -151,6 +152,14 @@ std::string printed_word(std::string_view s);
  */
 std::string report_path(std::string_view file);
 std::string printed_file(std::string_view file);
+
+/* name_tag() without debug info (tag_naming.cpp): caller tags as "??:0 func:0xADDR";
+ * and the via and allocator tokens alone. */
+void name_tag_unsymbolized(const tag_snapshot &t, site_row &r);
+void name_tokens(const tag_snapshot &t, site_row &r);
+/* A name into a fixed field of the modules' tables (size > 0), cut to fit, the rest
+ * zeroed. */
+void copy_fixed_field(char *dst, size_t size, const std::string &s);
 
 /* Whether a tag has a row in the report: static tags always, caller and overflow
  * tags while they hold something, tags of unloaded objects until freed. */

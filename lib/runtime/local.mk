@@ -37,12 +37,14 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/stack_trace.h lib/runtime/stack_trace.cpp \
 	lib/runtime/init.cpp \
 	lib/runtime/api.cpp \
-	lib/store/reader_module.h \
+	lib/store/reader_module.h lib/store/bpf_module.h \
 	lib/runtime/reader_loader.h lib/runtime/reader_loader.cpp \
 	lib/runtime/pprof_profiler.h lib/runtime/pprof_profiler.cpp
 lib_liballocinfo_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DALLOCINFO_READER_PATH='"$(pkglibdir)/liballocinfo-reader.so"' \
 	-DALLOCINFO_BUILD_READER_PATH='"$(abs_top_builddir)/lib/.libs/liballocinfo-reader.so"' \
+	-DALLOCINFO_BPF_MODULE_PATH='"$(pkglibdir)/liballocinfo-bpf.so"' \
+	-DALLOCINFO_BUILD_BPF_MODULE_PATH='"$(abs_top_builddir)/lib/.libs/liballocinfo-bpf.so"' \
 	-DALLOCINFO_BUILD_LIB_DIR='"$(abs_top_builddir)/lib/.libs"'
 lib_liballocinfo_la_CXXFLAGS = $(CORE_CXXFLAGS) $(URCU_CFLAGS) -ftls-model=initial-exec
 lib_liballocinfo_la_LIBADD = lib/liboverride.la lib/libprocfs.la $(URCU_LIBS) $(DL_LIBS) -lpthread

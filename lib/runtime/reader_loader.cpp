@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Loading liballocinfo-reader.so (see reader_loader.h). */
+/* Loading the library's modules (see reader_loader.h). */
 #include "reader_loader.h"
 
 #include <dlfcn.h>
@@ -10,9 +10,6 @@
 namespace allocinfo {
 
 namespace {
-
-const allocinfo_reader_v1 *g_module;	/* atomic; set once */
-bool g_said;				/* atomic: the failure was reported */
 
 /* True when this library was loaded from the build tree's lib/.libs. */
 bool running_from_build_tree()
@@ -26,45 +23,69 @@ bool running_from_build_tree()
 	       memcmp(di.dli_fname, ALLOCINFO_BUILD_LIB_DIR, n) == 0;
 }
 
-const allocinfo_reader_v1 *load(const char *path)
+/* One module: where it is, the table it exports, and the size that table must have
+ * at least (the two are built together; take none short). */
+struct module_slot {
+	const char *installed, *built, *symbol;
+	size_t size;
+	const void *table;	/* atomic; set once */
+	bool said;		/* atomic: the failure was reported */
+};
+
+const void *open_module(const char *path, const module_slot &m)
 {
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 	if (!h)
 		return nullptr;
-	auto *m = static_cast<const allocinfo_reader_v1 *>(dlsym(h, ALLOCINFO_READER_SYMBOL));
-	/* Its size says which entries it has: a module of an older build lacks the
-	 * last ones (write_heap_profile). The two are built together; take none short. */
-	if (!m || m->size < sizeof(allocinfo_reader_v1))
+	const void *t = dlsym(h, m.symbol);
+	/* Its first word is its size, which says which entries it has. */
+	if (!t || *static_cast<const uint32_t *>(t) < m.size)
 		return nullptr;
-	return m;
+	return t;
 }
 
-} /* namespace */
-
-const allocinfo_reader_v1 *reader_module()
+const void *load(module_slot &m)
 {
-	const allocinfo_reader_v1 *m = __atomic_load_n(&g_module, __ATOMIC_ACQUIRE);
-	if (m)
-		return m;
+	const void *t = __atomic_load_n(&m.table, __ATOMIC_ACQUIRE);
+	if (t)
+		return t;
 	busy_guard guard;
-	const char *installed = ALLOCINFO_READER_PATH, *built = ALLOCINFO_BUILD_READER_PATH;
+	const char *installed = m.installed, *built = m.built;
 	if (secure_execution())
 		built = nullptr;
 	else if (running_from_build_tree())
 		installed = nullptr;
 	const char *tried = installed;
 	if (installed)
-		m = load(installed);
-	if (!m && built)
-		m = load(tried = built);
-	if (!m) {
+		t = open_module(installed, m);
+	if (!t && built)
+		t = open_module(tried = built, m);
+	if (!t) {
 		const char *why = dlerror();	/* the last attempt's; reading it clears it */
-		if (!__atomic_exchange_n(&g_said, true, __ATOMIC_ACQ_REL))
+		if (!__atomic_exchange_n(&m.said, true, __ATOMIC_ACQ_REL))
 			log_message("cannot load %s: %s", tried, why ? why : "no entry points");
 		return nullptr;
 	}
-	__atomic_store_n(&g_module, m, __ATOMIC_RELEASE);
-	return m;
+	__atomic_store_n(&m.table, t, __ATOMIC_RELEASE);
+	return t;
+}
+
+module_slot g_reader = { ALLOCINFO_READER_PATH, ALLOCINFO_BUILD_READER_PATH,
+			 ALLOCINFO_READER_SYMBOL, sizeof(allocinfo_reader_v1), nullptr, false };
+module_slot g_bpf_module = { ALLOCINFO_BPF_MODULE_PATH, ALLOCINFO_BUILD_BPF_MODULE_PATH,
+			     ALLOCINFO_BPF_MODULE_SYMBOL, sizeof(allocinfo_bpf_module_v1),
+			     nullptr, false };
+
+} /* namespace */
+
+const allocinfo_reader_v1 *reader_module()
+{
+	return static_cast<const allocinfo_reader_v1 *>(load(g_reader));
+}
+
+const allocinfo_bpf_module_v1 *bpf_module()
+{
+	return static_cast<const allocinfo_bpf_module_v1 *>(load(g_bpf_module));
 }
 
 } /* namespace allocinfo */

@@ -2,9 +2,10 @@
 /*
  * The interface between liballocinfo and liballocinfo-reader.so, the part of the
  * library a process loads only when it needs it (dlopen): rendering its own report
- * (allocinfo_print), and, for a BPF store, naming tags in the `tags` map and loading
- * the report iterator. It holds everything that needs libstdc++, libdw, libelf, zlib
- * or libbpf, so that liballocinfo itself depends on libc alone.
+ * (allocinfo_print), naming allocinfo_pointer_info()'s tags and writing the built-in
+ * profiler's files. It holds everything that needs libstdc++, libdw, libelf or zlib,
+ * so that liballocinfo itself depends on libc alone. (A BPF store's tag names and
+ * iterator are liballocinfo-bpf.so's: bpf_module.h.)
  *
  * The module exports one object, allocinfo__reader_v1, a table of entry points that
  * carries its own size.
@@ -15,15 +16,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-
-#include "store_bpf_format.h"
-
-/* What the module needs to load the report iterator of a BPF store. */
-struct allocinfo_bpf_iter_args {
-	uint32_t nr_cpus, tag_capacity;
-	int counters_fd, tags_fd;
-	const char *pin_path;	/* where the iterator's link is pinned */
-};
 
 /* A tag's names as allocinfo_pointer_info() gives them: its struct allocinfo_ptr_info's
  * fields (allocinfo.h), sizes included, which the library checks. */
@@ -77,13 +69,6 @@ struct allocinfo_reader_v1 {
 	 * report) as text to fd; the bytes written, or -1 with errno set (and, for a
 	 * store it cannot read, one "allocinfo:" line on stderr). */
 	ssize_t (*print_self)(int fd, const void *store, size_t size);
-	/* Names slot `slot` of the store at `store` by the readers' rules (caller tags
-	 * unsymbolized), for the BPF tags map. */
-	void (*bpf_name_tag)(const void *store, size_t size, uint32_t slot,
-			     struct allocinfo_bpf_tag *out);
-	/* Loads the report iterator bound to the maps and pins it; 0 or an errno
-	 * value. NULL in a build without BPF support. */
-	int (*bpf_load_iterator)(const struct allocinfo_bpf_iter_args *args);
 	/* Names slot `slot` of this process's live store at `store` as the report does
 	 * (caller tags symbolized), allocator "malloc" when the tag has none; out is
 	 * left as it is for a slot it cannot read. For allocinfo_pointer_info(). */

@@ -2,12 +2,11 @@
 /*
  * The BPF store's writer (see store_bpf.h and store_bpf_format.h).
  *
- * The maps are created at the first allocation, with plain bpf(2) calls and a BTF
- * blob built here, so nothing runs that could not run inside malloc. From the
- * library's constructor on, the reader module (liballocinfo-reader.so, loaded then
- * and only for a BPF store) names the tags in the `tags` map by the readers' rules
- * and loads the report iterator with libbpf: liballocinfo itself needs neither the
- * readers nor libbpf.
+ * The maps are created with plain bpf(2) calls and a BTF blob built here, so nothing
+ * runs that could not run inside malloc. Once they are made, the BPF module
+ * (liballocinfo-bpf.so, bpf_module.h) names the tags in the `tags` map by the
+ * readers' rules and loads the report iterator with libbpf: liballocinfo itself
+ * needs neither the readers nor libbpf.
  *
  * Dynamic (caller) tags are published in the readers' unsymbolized form, "??:0
  * [module] func:0xADDR": naming them means reading debug info, which may take
@@ -214,7 +213,7 @@ struct bpf_state {
 	bool fresh = false;	/* new maps: the tags map is still empty */
 	bool left_out = false;	/* the counters map is not mapped in fork children */
 	bpf_maps prepared;	/* made and pinned, not yet holding the counters */
-	const allocinfo_reader_v1 *module = nullptr;	/* names tags, loads the iterator */
+	const allocinfo_bpf_module_v1 *module = nullptr;	/* names tags, loads the iterator */
 	bpf_maps maps;
 	uint32_t nr_cpus = 0, capacity = 0;
 	size_t file_size = 0, map_bytes = 0;
@@ -476,27 +475,27 @@ int write_meta(const bpf_maps &m, pid_t pid, uint64_t start_time, const char *st
 	return bpfsys::map_update(m.meta, &key, &v);
 }
 
-/* Writes slot's entry of the tags map, named by the reader module; before the
+/* Writes slot's entry of the tags map, named by the BPF module; before the
  * module is loaded (start-up), store_bpf_ready() writes every slot. */
 void put_tag(uint32_t slot)
 {
 	if (!g_bpf.module)
 		return;
 	allocinfo_bpf_tag v;
-	g_bpf.module->bpf_name_tag(g_store.base, g_bpf.file_size, slot, &v);
+	g_bpf.module->name_tag(g_store.base, g_bpf.file_size, slot, &v);
 	bpfsys::map_update(g_bpf.maps.tags, &slot, &v);
 }
 
-/* Loads the report iterator of the current maps through the reader module. */
+/* Loads the report iterator of the current maps through the BPF module. */
 int load_iterator()
 {
-	if (!g_bpf.module || !g_bpf.module->bpf_load_iterator)
+	if (!g_bpf.module)
 		return ENOENT;
 	char path[128];
 	snprintf(path, sizeof(path), "%s/%s", g_bpf.dir, ALLOCINFO_BPF_ITER);
 	allocinfo_bpf_iter_args a = { g_bpf.nr_cpus, g_bpf.capacity, g_bpf.maps.counters,
 				      g_bpf.maps.tags, path };
-	return g_bpf.module->bpf_load_iterator(&a);
+	return g_bpf.module->load_iterator(&a);
 }
 
 /* What the meta map names as the store's file: its path, or the memfd's name. */
@@ -801,7 +800,7 @@ bool store_bpf_fork_child()
 		if (have_tags && bpfsys::map_lookup(g_bpf.maps.tags, &slot, &v) == 0)
 			bpfsys::map_update(m.tags, &slot, &v);
 		else if (g_bpf.module) {	/* published in the child before now */
-			g_bpf.module->bpf_name_tag(g_store.base, g_bpf.file_size, slot, &v);
+			g_bpf.module->name_tag(g_store.base, g_bpf.file_size, slot, &v);
 			bpfsys::map_update(m.tags, &slot, &v);
 		}
 	}
@@ -821,10 +820,10 @@ void store_bpf_published()
 	if (!g_bpf.active || !g_bpf.ready)
 		return;
 	busy_guard guard;
-	/* The reader module names the tags and loads the iterator; loading it takes
+	/* The BPF module names the tags and loads the iterator; loading it takes
 	 * the loader's locks, so never with the registry lock held. */
 	if (!g_bpf.module)
-		g_bpf.module = reader_module();
+		g_bpf.module = bpf_module();
 	if (g_bpf.module && g_bpf.fresh) {
 		registry_lock();
 		put_all_tags();

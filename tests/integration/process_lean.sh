@@ -3,7 +3,10 @@
 # The library a C program loads needs libc and liburcu-bp alone (and the loader; liburcu
 # for the user callbacks' grace periods): no libstdc++,
 # libdw, libelf, zlib or libbpf, which only liballocinfo-reader.so, loaded to render
-# a report, needs. And a C program's report has no line of allocinfo's own making
+# a report, needs. A BPF-store process keeps liballocinfo-bpf.so mapped, and copies
+# it at every fork: it needs libbpf (with libelf and zlib) and no more, its libstdc++
+# linked in; the reader module needs no libbpf. And a C program's report has no
+# line of allocinfo's own making
 # (libstdc++'s emergency exception pool was one: 72704 bytes): every line is the
 # program's or the C library's.
 . "$top_srcdir/tests/integration/process_lib.sh"
@@ -19,6 +22,23 @@ deps=$(needed "$lib" | sed 's/liburcu-bp\.so\.[0-9]* //')
 case $deps in
 "ld-linux-x86-64.so.2 libc.so.6 " | "libc.so.6 " ) ;;
 *) [ "${ALLOCINFO_SANITIZER:-no}" = no ] && fail "liballocinfo needs: $deps(expected libc and liburcu-bp alone)" ;;
+esac
+
+# The BPF module, in a build with the BPF store.
+bpfmod=$top_builddir/lib/.libs/liballocinfo-bpf.so
+if [ -f "$bpfmod" ]; then
+	deps=$(needed "$bpfmod")
+	case $deps in
+	"ld-linux-x86-64.so.2 libbpf.so.1 libc.so.6 libgcc_s.so.1 " | \
+	"ld-linux-x86-64.so.2 libbpf.so.1 libc.so.6 " | "libbpf.so.1 libc.so.6 "*) ;;
+	*) fail "liballocinfo-bpf.so needs: $deps(expected libbpf, libc and libgcc_s)" ;;
+	esac
+	exports=$(nm -D --defined-only "$bpfmod" | awk '{ print $3 }' | tr '\n' ' ')
+	[ "$exports" = "allocinfo__bpf_v1 " ] ||
+		fail "liballocinfo-bpf.so exports more than its table: $exports"
+fi
+case $(needed "$reader") in
+*libbpf*) fail "liballocinfo-reader.so needs libbpf: $(needed "$reader")" ;;
 esac
 
 # A C program built with the header: its report while it holds 100 bytes.
