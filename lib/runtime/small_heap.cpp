@@ -64,6 +64,7 @@ struct alignas(64) class_state {
 	pthread_mutex_t lock;
 	list partial;		/* spans with a free or never-used slot */
 	size_t out;		/* slots out of its spans (in caches and batches too) */
+	size_t spans;		/* spans it holds */
 	void *batches;		/* whole batches flushed by caches, for the next refill */
 	unsigned n_batches;
 };
@@ -280,6 +281,7 @@ unsigned take_slots(unsigned c, unsigned n, void **head)
 		if (i == NONE) {
 			if ((i = take_span(c)) == NONE)
 				break;
+			k.spans++;
 			g_spans[i].on = PARTIAL;
 			list_push(k.partial, i);
 		}
@@ -328,6 +330,7 @@ inline __attribute__((always_inline)) void return_slot(unsigned c, void *p)
 	if (s.used == 0) {
 		if (s.on == PARTIAL)
 			list_remove(k.partial, i);
+		k.spans--;
 		give_span(i);
 	} else if (s.on == IN_USE) {
 		s.on = PARTIAL;
@@ -434,6 +437,7 @@ bool init()
 		pthread_mutex_init(&k.lock, nullptr);
 		k.partial = { NONE, NONE };
 		k.out = 0;
+		k.spans = 0;
 		k.batches = nullptr;
 		k.n_batches = 0;
 	}
@@ -444,6 +448,76 @@ bool init()
 	g_fast.small_len = g_pool.mapped * SPAN;
 	__atomic_store_n(&g_fast.small_base, (uintptr_t)g_base, __ATOMIC_RELEASE);
 	return true;
+}
+
+/* Under class c's lock: every waiting batch of class c back to the spans. */
+static void return_waiting_locked(unsigned c)
+{
+	class_state &k = g_classes[c];
+	while (void **b = static_cast<void **>(k.batches)) {
+		void *next = encode_link(b[1], &b[1]);
+		unsigned n = (unsigned)(uintptr_t)b[2];
+		if ((next && !contains(next, g_fast.small_base)) || n == 0 || n > MAX_BATCH)
+			bad_link(b, next);
+		k.batches = next;
+		k.n_batches--;
+		void *p = b;
+		for (unsigned i = 0; i < n; i++) {
+			void *link = encode_link(*static_cast<void **>(p), p);
+			if (i + 1 < n && !contains(link, g_fast.small_base))
+				bad_link(p, link);
+			return_slot(c, p);
+			p = link;
+		}
+	}
+}
+
+/*
+ * With n slots just cut from this thread's cache: whether class c has gone idle and
+ * sparse, all but about a batch of its slots out of the spans waiting or in this
+ * cache, and its spans at most a quarter used. The slots kept back would then keep
+ * every span from emptying: a program that builds and tears down a structure would
+ * leave the class's spans to it alone, and the next phase, in other classes, would
+ * need new ones (the C++ workload's peak: 20% above glibc's). A class whose slots
+ * only pass from thread to thread (a producer and a consumer) holds few spans, and
+ * keeps its batches. Other threads' caches are not counted: they are theirs. Read
+ * without the lock too: a wrong guess costs a scan.
+ */
+static bool class_idle(unsigned c, unsigned n)
+{
+	const class_state &k = g_classes[c];
+	size_t idle = (size_t)k.n_batches * g_batch[c] + t_cache.count[c] + n;
+	size_t out = __atomic_load_n(&k.out, __ATOMIC_RELAXED);
+	size_t spans = __atomic_load_n(&k.spans, __ATOMIC_RELAXED);
+	return out <= idle + g_batch[c] && spans * slots_per_span(c) >= 4 * out;
+}
+
+/* Under class c's lock: its waiting batches and this thread's cache of it back to
+ * the spans. */
+static void drain_locked(unsigned c)
+{
+	return_waiting_locked(c);
+	while (t_cache.count[c])
+		return_slot(c, pop_checked(c));
+}
+
+/*
+ * Class c needs a span and the pool has no resident empty one: the idle classes'
+ * slots in this thread's cache go back first. The slots the last frees of a class
+ * left in the cache, after it went idle, keep as many spans from the pool; a
+ * single-threaded program would otherwise take new memory for its next phase while
+ * they sit there. Once a span at most, so the scan costs nothing per allocation.
+ */
+static void reclaim_idle(unsigned c)
+{
+	for (unsigned d = 0; d < CLASSES; d++) {
+		if (d == c || !t_cache.count[d] || !class_idle(d, 0))
+			continue;
+		pthread_mutex_lock(&g_classes[d].lock);
+		if (class_idle(d, 0))
+			drain_locked(d);
+		pthread_mutex_unlock(&g_classes[d].lock);
+	}
 }
 
 void *refill(unsigned c)
@@ -457,6 +531,11 @@ void *refill(unsigned c)
 	void *first;
 	unsigned n;
 	class_state &k = g_classes[c];
+	/* Read without the locks: a wrong guess costs a scan, or a span. */
+	if (!__atomic_load_n(&k.batches, __ATOMIC_RELAXED) &&
+	    __atomic_load_n(&k.partial.head, __ATOMIC_RELAXED) == NONE &&
+	    __atomic_load_n(&g_pool.n_empty, __ATOMIC_RELAXED) == 0)
+		reclaim_idle(c);
 	pthread_mutex_lock(&k.lock);
 	if (void **b = static_cast<void **>(k.batches)) {	/* a waiting batch, whole */
 		void *next = encode_link(b[1], &b[1]);
@@ -480,7 +559,8 @@ void *refill(unsigned c)
 }
 
 /* The cache's first n slots as a batch: waiting for the next refill of any thread
- * when there is room, else back to their spans. */
+ * when there is room, else back to their spans; and when the class has gone idle,
+ * everything it keeps back, so that its spans can empty. */
 static void give_back(unsigned c, unsigned n)
 {
 	/* Cut from the rest; the first slot's second and third words then link the
@@ -491,7 +571,8 @@ static void give_back(unsigned c, unsigned n)
 		last = pop_checked(c);
 	class_state &k = g_classes[c];
 	pthread_mutex_lock(&k.lock);
-	if (k.n_batches < MAX_WAITING) {
+	bool idle = class_idle(c, n);
+	if (!idle && k.n_batches < MAX_WAITING) {
 		*static_cast<void **>(last) = encode_link(nullptr, last);
 		void **b = static_cast<void **>(first);
 		b[1] = encode_link(k.batches, &b[1]);
@@ -509,6 +590,8 @@ static void give_back(unsigned c, unsigned n)
 			break;
 		p = next;
 	}
+	if (idle)
+		drain_locked(c);
 	pthread_mutex_unlock(&k.lock);
 	maybe_purge();
 }
@@ -518,28 +601,11 @@ void flush(unsigned c)
 	give_back(c, g_batch[c]);
 }
 
-/* Every waiting batch of class c back to the spans. */
 static void return_waiting(unsigned c)
 {
-	class_state &k = g_classes[c];
-	pthread_mutex_lock(&k.lock);
-	while (void **b = static_cast<void **>(k.batches)) {
-		void *next = encode_link(b[1], &b[1]);
-		unsigned n = (unsigned)(uintptr_t)b[2];
-		if ((next && !contains(next, g_fast.small_base)) || n == 0 || n > MAX_BATCH)
-			bad_link(b, next);
-		k.batches = next;
-		k.n_batches--;
-		void *p = b;
-		for (unsigned i = 0; i < n; i++) {
-			void *link = encode_link(*static_cast<void **>(p), p);
-			if (i + 1 < n && !contains(link, g_fast.small_base))
-				bad_link(p, link);
-			return_slot(c, p);
-			p = link;
-		}
-	}
-	pthread_mutex_unlock(&k.lock);
+	pthread_mutex_lock(&g_classes[c].lock);
+	return_waiting_locked(c);
+	pthread_mutex_unlock(&g_classes[c].lock);
 }
 
 void release_to_span(void *p, unsigned c)

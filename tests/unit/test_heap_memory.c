@@ -3,7 +3,9 @@
  * The small-block heap's memory against glibc's, each measured here in a child of the
  * same shape (this program run again, with the heap or with ALLOCINFO=never):
  *  - a phase change (one class filled and freed, then another) peaks within 10% of
- *    glibc: freed spans serve the other class;
+ *    glibc: freed spans serve the other class, also when the first class was freed
+ *    in an order of its own, so that the slots the caches keep back lie in every
+ *    one of its spans;
  *  - after free and malloc_trim(0) the resident memory is within 5 MB of glibc's;
  *    without malloc_trim, empty spans go back once they have been empty a while;
  *  - a span emptied and purged is handed out again, to another class and zeroed;
@@ -97,6 +99,32 @@ static void free_all(int n)
 {
 	for (int i = 0; i < n; i++)
 		free(blocks[i]);
+}
+
+/* The same with the first class freed in another order than it was allocated (as a
+ * tree is torn down): 40k blocks of 88 bytes, then 80k of 40 (the same memory).
+ * Prints the peak's growth over the start, in KiB. */
+enum { SCATTER1 = 40000, SCATTER2 = 80000 };
+static int child_scattered_phase(void)
+{
+	long start = proc_status_kb("VmRSS:");
+	for (int i = 0; i < SCATTER1; i++)
+		memset(blocks[i] = m_block(88), 1, 88);
+	/* i * 7919 mod SCATTER1 visits every block once: 7919 is prime, and no factor
+	 * of 40000. */
+	for (int i = 0; i < SCATTER1; i++)
+		free(blocks[(int)((long)i * 7919 % SCATTER1)]);
+	for (int i = 0; i < SCATTER2; i++)
+		memset(blocks[i] = m_block(40), 2, 40);
+	long peak = proc_status_kb("VmHWM:");
+	if (getenv("ALLOCINFO") == NULL) {
+		struct site_counts c = site_lookup(__FILE__, m_line, "m_block");
+		if (c.bytes != 40LL * SCATTER2 || c.calls != SCATTER2)
+			return 1;
+	}
+	free_all(SCATTER2);
+	fprintf(stderr, "%ld\n", peak - start);
+	return 0;
 }
 
 static int child_trim(void)
@@ -368,6 +396,20 @@ static void test_phase_change_peak_near_glibc(void **state)
 	assert_true(heap <= plain + plain / 10);
 }
 
+static void test_scattered_phase_change_peak_near_glibc(void **state)
+{
+	(void)state;
+	need_heap();
+	char err[4096];
+	run_child("scatter", NULL, err, sizeof(err));
+	long heap = atol(err);
+	run_child("scatter", "ALLOCINFO=never", err, sizeof(err));
+	long plain = atol(err);
+	print_message("scattered phase change: peak +%ld KiB, glibc +%ld KiB\n", heap, plain);
+	assert_true(plain > 3000);	/* 3.8 MB of blocks of 88 bytes */
+	assert_true(heap <= plain + plain / 10);
+}
+
 static void test_trim_gives_back_as_glibc(void **state)
 {
 	(void)state;
@@ -468,6 +510,7 @@ int main(int argc, char **argv)
 		{ "delay", child_delayed_purge }, { "reuse", child_purged_span_reused },
 		{ "move", child_spans_move },	 { "rlimit", child_rlimit },
 		{ "mallinfo", child_mallinfo },	 { "aligned", child_aligned },
+		{ "scatter", child_scattered_phase },
 	};
 	if (argc == 2) {
 		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
@@ -477,6 +520,7 @@ int main(int argc, char **argv)
 	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_phase_change_peak_near_glibc),
+		cmocka_unit_test(test_scattered_phase_change_peak_near_glibc),
 		cmocka_unit_test(test_trim_gives_back_as_glibc),
 		cmocka_unit_test(test_empty_spans_go_back_after_a_while),
 		cmocka_unit_test(test_purged_span_is_reused),
