@@ -30,11 +30,21 @@ extern "C" EXPORT void allocinfo_register_tags(struct alloc_tag *start, struct a
 
 namespace allocinfo {
 
+/* A string of the object's and where the store holds it: tags follow one another in
+ * their section by translation unit and by function, so the last file and function
+ * interned are usually the next tag's too (same pointer: the object's own literal),
+ * and a start-up registering thousands of tags need not hash each name again. */
+struct interned_memo {
+	const char *str = nullptr;
+	uint32_t off = 0;
+};
+
 struct module {
 	module *next;	/* atomic: lookups walk the list without the lock */
 	uintptr_t l_addr, lo, hi;
 	uint32_t path_off;
 	plain_vector<uint32_t> slots;	/* registry lock */
+	interned_memo file, func;	/* registry lock */
 };
 
 namespace {
@@ -123,6 +133,17 @@ bool wait_for_lookups()
 constexpr unsigned TAG_F_IN_WRAPPER = 0x80000000u;
 constexpr unsigned TAG_WRAPPER_SHIFT = 16;
 
+/* s interned, through the memo of the last string interned in its place. Registry
+ * lock held. */
+uint32_t intern_via(interned_memo &memo, const char *s)
+{
+	if (s != memo.str || !memo.off) {
+		memo.off = store_intern(s);
+		memo.str = s;
+	}
+	return memo.off;
+}
+
 /* Gives tag t (of module m) a slot and publishes it; 0 for a tag inside a declared
  * wrapper, which it marks. Registry lock held. */
 uint32_t assign_slot(alloc_tag *t, module *m)
@@ -150,8 +171,9 @@ uint32_t assign_slot(alloc_tag *t, module *m)
 		uint32_t flags = (t->flags & ALLOC_TAG_F_SCOPE) ? ALLOCINFO_TAGF_SCOPE : 0;
 		if (t->flags & ALLOC_TAG_F_CXX)
 			flags |= ALLOCINFO_TAGF_CXX;
-		store_publish_tag(slot, flags, store_intern(t->file ? t->file : "??"),
-				  store_intern(t->func ? t->func : "??"), m->path_off, t->line, 0);
+		store_publish_tag(slot, flags, intern_via(m->file, t->file ? t->file : "??"),
+				  intern_via(m->func, t->func ? t->func : "??"), m->path_off,
+				  t->line, 0);
 		m->slots.push_back(slot);
 	}
 	__atomic_store_n(&t->counter, counter_offset(slot), __ATOMIC_RELEASE);

@@ -18,7 +18,7 @@ BENCH_PROGS = \
 	tests/benchmark/wrapped_tagged tests/benchmark/wrapped_plain \
 	tests/benchmark/report_10 tests/benchmark/report_100 \
 	tests/benchmark/report_1000 tests/benchmark/report_10000 \
-	tests/benchmark/spawn
+	tests/benchmark/report_10000_plain tests/benchmark/spawn
 BENCH_SITES = \
 	tests/benchmark/sites_10.c tests/benchmark/sites_100.c \
 	tests/benchmark/sites_1000.c tests/benchmark/sites_10000.c
@@ -118,6 +118,11 @@ tests_benchmark_report_10000_SOURCES = $(BENCH_REPORT_SRC)
 nodist_tests_benchmark_report_10000_SOURCES = tests/benchmark/sites_10000.c
 tests_benchmark_report_10000_LDADD = $(BENCH_LIBS)
 tests_benchmark_report_10000_LDFLAGS = $(BENCH_LINK)
+
+# The same without the library: the baseline of process_cost.sh's start-up row.
+tests_benchmark_report_10000_plain_SOURCES = $(BENCH_REPORT_SRC)
+nodist_tests_benchmark_report_10000_plain_SOURCES = tests/benchmark/sites_10000.c
+tests_benchmark_report_10000_plain_CPPFLAGS = $(BENCH_PLAIN_CPP)
 
 tests/benchmark/sites_%.c: $(top_srcdir)/tests/benchmark/gen-sites.sh
 	$(AM_V_GEN)$(MKDIR_P) tests/benchmark && \

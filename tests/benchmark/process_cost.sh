@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # The "process" rows of make bench: what the library adds to a process's start (exec
 # of /bin/true) and to a fork (fork, _exit, wait), plain against LD_PRELOAD with each
-# store, measured in the same run, interleaved, median of the repetitions. Prints
+# store, and to the start of a program with 10,000 call sites (report_10000 start,
+# built with the header, against its build without it: every tag is registered at
+# start), measured in the same run, interleaved, median of the repetitions. Prints
 # microseconds per operation, the difference and the ratio to plain: wall time, and
 # CPU time (of the process and its children: on a busy machine the steadier figure).
 # Options: --quick (fewer operations), --reps N.
@@ -10,7 +12,8 @@ set -u
 : "${top_builddir:?run through make bench}"
 SPAWN=$top_builddir/tests/benchmark/spawn
 LIB=$top_builddir/lib/.libs/liballocinfo.so
-for f in "$SPAWN" "$LIB"; do
+SITES=$top_builddir/tests/benchmark/report_10000
+for f in "$SPAWN" "$LIB" "$SITES" "${SITES}_plain"; do
 	[ -e "$f" ] || { echo "process_cost.sh: $f is not built (make bench builds it)" >&2; exit 1; }
 done
 reps=5
@@ -36,7 +39,11 @@ declare -A wall cpu
 # one MODE VARIANT: "WALL CPU" microseconds per operation.
 one() {
 	local line
-	if [ "$2" = plain ]; then
+	if [ "$1" = sites ]; then	# the program with 10,000 call sites, built twice
+		local prog=$SITES
+		[ "$2" = plain ] && prog=${SITES}_plain
+		line=$(ALLOCINFO_STORE=$2 SPAWN_PROGRAM=$prog SPAWN_ARG=start "$SPAWN" exec "$ops")
+	elif [ "$2" = plain ]; then
 		line=$("$SPAWN" "$1" "$ops")
 	elif [ "$1" = exec ]; then	# a plain parent, an instrumented /bin/true
 		line=$(ALLOCINFO_STORE=$2 SPAWN_PRELOAD=$LIB "$SPAWN" "$1" "$ops")
@@ -48,9 +55,15 @@ one() {
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-for mode in exec fork; do
+modes_variants() {
+	case $1 in
+	sites) echo "plain shm" ;;
+	*) echo "$variants" ;;
+	esac
+}
+for mode in exec fork sites; do
 	for ((r = 0; r < reps; r++)); do
-		for v in $variants; do
+		for v in $(modes_variants "$mode"); do
 			read -r w c < <(one "$mode" "$v")
 			wall[$mode|$v]+="$w"$'\n'
 			cpu[$mode|$v]+="$c"$'\n'
@@ -61,11 +74,15 @@ done
 echo
 echo "process start and fork (microseconds per operation, median of $reps x $ops)"
 printf '%-26s %9s %9s %7s   %9s %9s %7s\n' row "wall us" "+us" ratio "cpu us" "+us" ratio
-for mode in exec fork; do
-	if [ "$mode" = exec ]; then name="exec /bin/true"; else name="fork+_exit+wait"; fi
+for mode in exec fork sites; do
+	case $mode in
+	exec) name="exec /bin/true" ;;
+	fork) name="fork+_exit+wait" ;;
+	sites) name="start, 10,000 sites" ;;
+	esac
 	bw=$(printf '%s' "${wall[$mode|plain]}" | grep . | median)
 	bc=$(printf '%s' "${cpu[$mode|plain]}" | grep . | median)
-	for v in $variants; do
+	for v in $(modes_variants "$mode"); do
 		mw=$(printf '%s' "${wall[$mode|$v]}" | grep . | median)
 		mc=$(printf '%s' "${cpu[$mode|$v]}" | grep . | median)
 		awk -v n="$name ($v)" -v mw="$mw" -v bw="$bw" -v mc="$mc" -v bc="$bc" 'BEGIN {

@@ -4,6 +4,8 @@
  *   spawn exec N   N times: fork, exec /bin/true, wait. This program runs plain;
  *                  /bin/true gets LD_PRELOAD=$SPAWN_PRELOAD when that is set (and
  *                  the rest of this program's environment, ALLOCINFO_STORE too).
+ *                  $SPAWN_PROGRAM, when set, is run instead, with $SPAWN_ARG as its
+ *                  one argument.
  *   spawn fork N   N times: fork, _exit(0) in the child, wait; run under
  *                  LD_PRELOAD, it measures the fork of an instrumented process.
  * Prints "wall_ns_per_op=X cpu_ns_per_op=X" as the other benchmarks do (CPU time of
@@ -58,8 +60,10 @@ int main(int argc, char **argv)
 				const char *preload = getenv("SPAWN_PRELOAD");
 				if (preload && setenv("LD_PRELOAD", preload, 1) != 0)
 					_exit(126);
-				char *args[] = { (char *)"/bin/true", NULL };
-				execve("/bin/true", args, environ);
+				const char *prog = getenv("SPAWN_PROGRAM");
+				char *args[] = { (char *)(prog ? prog : "/bin/true"),
+						 getenv("SPAWN_ARG"), NULL };
+				execve(args[0], args, environ);
 				_exit(127);
 			}
 			_exit(0);
