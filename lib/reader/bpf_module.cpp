@@ -46,25 +46,13 @@ void bpf_name_tag(const void *store, size_t size, uint32_t slot, allocinfo_bpf_t
 	const char *base = static_cast<const char *>(store);
 	const auto *h = static_cast<const allocinfo_store_header *>(store);
 	const auto &t = reinterpret_cast<const allocinfo_store_tag *>(base + h->tags_offset)[slot];
-	const char *strings = base + h->strings_offset;
 	uint64_t used = std::min<uint64_t>(h->strings_used, size - h->strings_offset);
-	auto str = [&](uint32_t off) { return off == 0 || off >= used ? "" : strings + off; };
-	tag_snapshot ts;
-	ts.slot = slot;
-	ts.flags = t.flags;
-	ts.line = t.line;
-	ts.addr = t.addr;
-	ts.file = str(t.file_off);
-	ts.func = str(t.func_off);
-	ts.module_path = str(t.module_off);
 	/* The tokens: written with the slot, before the process publishes it here. */
+	allocinfo_store_tag_ext e = {};
 	if (h->ext_offset && h->ext_offset <= size &&
-	    slot < (size - h->ext_offset) / sizeof(allocinfo_store_tag_ext)) {
-		const auto &e = reinterpret_cast<const allocinfo_store_tag_ext *>(
-			base + h->ext_offset)[slot];
-		ts.via = str(e.via_off);
-		ts.allocator = str(e.allocator_off);
-	}
+	    slot < (size - h->ext_offset) / sizeof(allocinfo_store_tag_ext))
+		e = reinterpret_cast<const allocinfo_store_tag_ext *>(base + h->ext_offset)[slot];
+	tag_snapshot ts = live_tag_snapshot(slot, t, e, base + h->strings_offset, used);
 	site_row r;
 	name_tag_unsymbolized(ts, r);
 	copy_fixed_field(out->file, sizeof(out->file), r.file);

@@ -139,23 +139,7 @@ void name_pointer_tag(const void *store, size_t size, uint32_t slot,
 	const char *strings = base + h->strings_offset;
 	uint64_t used = std::min<uint64_t>(__atomic_load_n(&h->strings_used, __ATOMIC_ACQUIRE),
 					   std::min<uint64_t>(h->strings_capacity, size - h->strings_offset));
-	auto str = [strings, used](uint32_t off) {
-		if (!off || off >= used)
-			return std::string_view();
-		const char *p = strings + off;
-		const void *nul = memchr(p, 0, used - off);
-		return nul ? std::string_view(p, static_cast<const char *>(nul) - p) : std::string_view();
-	};
-	tag_snapshot ts;
-	ts.slot = slot;
-	ts.flags = t.flags;
-	ts.line = t.line;
-	ts.addr = t.addr;
-	ts.file = str(t.file_off);
-	ts.func = str(t.func_off);
-	ts.module_path = str(t.module_off);
-	ts.via = str(ext.via_off);
-	ts.allocator = str(ext.allocator_off);
+	tag_snapshot ts = live_tag_snapshot(slot, t, ext, strings, used);
 	site_row row;
 	name_tag(ts, (t.flags & ALLOCINFO_TAGF_DYNAMIC) ? get_symbolizer() : nullptr, row);
 	out->line = row.line;

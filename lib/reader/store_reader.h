@@ -157,6 +157,13 @@ std::string printed_file(std::string_view file);
  * and the via and allocator tokens alone. */
 void name_tag_unsymbolized(const tag_snapshot &t, site_row &r);
 void name_tokens(const tag_snapshot &t, site_row &r);
+/* Tag t of this process's own store (slot, its tokens e) as a snapshot, for the
+ * modules that name it in-process: its names looked up in the strings area
+ * [strings, strings + used), each ended by a NUL inside it (none, or an offset
+ * outside, is an empty name). */
+tag_snapshot live_tag_snapshot(uint32_t slot, const allocinfo_store_tag &t,
+			       const allocinfo_store_tag_ext &e, const char *strings,
+			       uint64_t used);
 /* A name into a fixed field of the modules' tables (size > 0), cut to fit, the rest
  * zeroed. */
 void copy_fixed_field(char *dst, size_t size, const std::string &s);

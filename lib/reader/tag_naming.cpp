@@ -126,6 +126,31 @@ void name_tag_unsymbolized(const tag_snapshot &t, site_row &r)
 	name_tokens(t, r);
 }
 
+tag_snapshot live_tag_snapshot(uint32_t slot, const allocinfo_store_tag &t,
+			       const allocinfo_store_tag_ext &e, const char *strings,
+			       uint64_t used)
+{
+	auto str = [strings, used](uint32_t off) {
+		if (!off || off >= used)
+			return std::string_view();
+		const char *p = strings + off;
+		const void *nul = memchr(p, 0, used - off);
+		return nul ? std::string_view(p, static_cast<const char *>(nul) - p)
+			   : std::string_view();
+	};
+	tag_snapshot ts;
+	ts.slot = slot;
+	ts.flags = t.flags;
+	ts.line = t.line;
+	ts.addr = t.addr;
+	ts.file = str(t.file_off);
+	ts.func = str(t.func_off);
+	ts.module_path = str(t.module_off);
+	ts.via = str(e.via_off);
+	ts.allocator = str(e.allocator_off);
+	return ts;
+}
+
 void copy_fixed_field(char *dst, size_t size, const std::string &s)
 {
 	size_t n = std::min(s.size(), size - 1);
