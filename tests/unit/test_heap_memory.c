@@ -382,32 +382,31 @@ static void run_child(const char *mode, const char *env_add, char *err, size_t l
 			 err);
 }
 
+/* Child `mode`'s peak growth with the heap within 10% of glibc's, which must be at
+ * least `floor` KiB (so that the phase ran). */
+static void assert_peak_near_glibc(const char *mode, long floor)
+{
+	need_heap();
+	char err[4096];
+	run_child(mode, NULL, err, sizeof(err));
+	long heap = atol(err);
+	run_child(mode, "ALLOCINFO=never", err, sizeof(err));
+	long plain = atol(err);
+	print_message("%s: peak +%ld KiB, glibc +%ld KiB\n", mode, heap, plain);
+	assert_true(plain > floor);
+	assert_true(heap <= plain + plain / 10);
+}
+
 static void test_phase_change_peak_near_glibc(void **state)
 {
 	(void)state;
-	need_heap();
-	char err[4096];
-	run_child("phase", NULL, err, sizeof(err));
-	long heap = atol(err);
-	run_child("phase", "ALLOCINFO=never", err, sizeof(err));
-	long plain = atol(err);
-	print_message("phase change: peak +%ld KiB, glibc +%ld KiB\n", heap, plain);
-	assert_true(plain > 60000);	/* 80 MB of blocks of 64 bytes */
-	assert_true(heap <= plain + plain / 10);
+	assert_peak_near_glibc("phase", 60000);	/* 80 MB of blocks of 64 bytes */
 }
 
 static void test_scattered_phase_change_peak_near_glibc(void **state)
 {
 	(void)state;
-	need_heap();
-	char err[4096];
-	run_child("scatter", NULL, err, sizeof(err));
-	long heap = atol(err);
-	run_child("scatter", "ALLOCINFO=never", err, sizeof(err));
-	long plain = atol(err);
-	print_message("scattered phase change: peak +%ld KiB, glibc +%ld KiB\n", heap, plain);
-	assert_true(plain > 3000);	/* 3.8 MB of blocks of 88 bytes */
-	assert_true(heap <= plain + plain / 10);
+	assert_peak_near_glibc("scatter", 3000);	/* 3.8 MB of blocks of 88 bytes */
 }
 
 static void test_trim_gives_back_as_glibc(void **state)
