@@ -60,6 +60,8 @@ pkglib_LTLIBRARIES = lib/liballocinfo-reader.la
 lib_liballocinfo_reader_la_SOURCES = lib/store/reader_module.h lib/reader/reader_module.cpp
 lib_liballocinfo_reader_la_CXXFLAGS = $(LIB_CXXFLAGS) $(LIBDW_CFLAGS)
 lib_liballocinfo_reader_la_LIBADD = lib/libreader.la -lpthread
-lib_liballocinfo_reader_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,nodelete
-EXTRA_DIST += lib/runtime/liballocinfo.sym lib/runtime/local.mk lib/store/local.mk \
+lib_liballocinfo_reader_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,nodelete \
+	-Wl,--version-script=$(top_srcdir)/lib/reader/reader_module.sym
+EXTRA_lib_liballocinfo_reader_la_DEPENDENCIES = $(top_srcdir)/lib/reader/reader_module.sym
+EXTRA_DIST += lib/runtime/liballocinfo.sym lib/reader/reader_module.sym lib/runtime/local.mk lib/store/local.mk \
 	lib/reader/local.mk

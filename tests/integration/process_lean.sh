@@ -40,6 +40,9 @@ fi
 case $(needed "$reader") in
 *libbpf*) fail "liballocinfo-reader.so needs libbpf: $(needed "$reader")" ;;
 esac
+exports=$(nm -D --defined-only "$reader" | awk '{ print $3 }' | tr '\n' ' ')
+[ "$exports" = "allocinfo__reader_v1 " ] ||
+	fail "liballocinfo-reader.so exports more than its table: $(echo "$exports" | cut -c1-300)"
 
 # A C program built with the header: its report while it holds 100 bytes.
 unset ALLOCINFO_STORE_DIR
