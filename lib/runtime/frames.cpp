@@ -92,8 +92,21 @@ struct unwound {
 	int n = 0;
 	uintptr_t ip[MAX_FRAMES];
 	uintptr_t cfa[MAX_FRAMES];	/* the stack pointer in frame i at its call */
+	uintptr_t known_ra;		/* the entry's return address; 0: the first outside us */
+	bool entered = false;		/* the entry's frame is collected */
 };
 
+/* The entry's frame (unwind_from()'s known_ra, else the first frame outside the
+ * library), frame 0 being unwind_from() itself. */
+bool is_entry(const unwound &u, uintptr_t ip)
+{
+	return u.n > 1 && (u.known_ra ? ip == u.known_ra : ip < g_self_lo || ip >= g_self_hi);
+}
+
+/* Collects frames up to the first one, from the entry on, that is not a wrapper's:
+ * the caller looked for (or the library again). The frames above it are never
+ * needed, and each costs the unwinder thousands of instructions: a short process,
+ * which walks every call path once, spent three quarters of its time here. */
 _Unwind_Reason_Code collect(struct _Unwind_Context *ctx, void *arg)
 {
 	auto *u = static_cast<unwound *>(arg);
@@ -103,7 +116,10 @@ _Unwind_Reason_Code collect(struct _Unwind_Context *ctx, void *arg)
 	u->ip[u->n] = ip;
 	u->cfa[u->n] = g_get_cfa(ctx);
 	u->n++;
-	return _URC_NO_REASON;
+	if (!u->entered && !(u->entered = is_entry(*u, ip)))
+		return _URC_NO_REASON;
+	uint32_t via;
+	return kind_of(ip, &via) == FRAME_WRAPPER ? _URC_NO_REASON : _URC_END_OF_STACK;
 }
 
 } /* namespace */
@@ -121,6 +137,7 @@ bool unwind_from(uintptr_t known_ra, uintptr_t base, unwound_path &out)
 	busy_guard guard;	/* also for setup()'s dlopen: its allocations are not counted */
 	pthread_once(&g_once, setup);
 	unwound u;
+	u.known_ra = known_ra;
 	if (!g_backtrace)
 		return false;	/* no unwinder: the allocation is charged where it is */
 	g_backtrace(collect, &u);
