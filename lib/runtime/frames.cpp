@@ -92,34 +92,36 @@ struct unwound {
 	int n = 0;
 	uintptr_t ip[MAX_FRAMES];
 	uintptr_t cfa[MAX_FRAMES];	/* the stack pointer in frame i at its call */
+	uint32_t kind[MAX_FRAMES];	/* from the entry on: kind_of() of ip[i] */
+	uint32_t via[MAX_FRAMES];	/* and its wrapper */
 	uintptr_t known_ra;		/* the entry's return address; 0: the first outside us */
-	bool entered = false;		/* the entry's frame is collected */
+	int entry = 0;			/* the entry's frame, once collected (frame 0 is
+					 * unwind_from() itself, never the entry) */
 };
 
-/* The entry's frame (unwind_from()'s known_ra, else the first frame outside the
- * library), frame 0 being unwind_from() itself. */
-bool is_entry(const unwound &u, uintptr_t ip)
-{
-	return u.n > 1 && (u.known_ra ? ip == u.known_ra : ip < g_self_lo || ip >= g_self_hi);
-}
-
-/* Collects frames up to the first one, from the entry on, that is not a wrapper's:
- * the caller looked for (or the library again). The frames above it are never
- * needed, and each costs the unwinder thousands of instructions: a short process,
- * which walks every call path once, spent three quarters of its time here. */
+/* Collects frames up to the first one, from the entry (unwind_from()'s known_ra,
+ * else the first frame outside the library) on, that is not a wrapper's: the caller
+ * looked for, or the library again. The frames above it are never needed, and
+ * libgcc's unwinder costs thousands of instructions a frame: walking the whole stack,
+ * a short process (git rev-parse) spent a quarter more instructions than this. */
 _Unwind_Reason_Code collect(struct _Unwind_Context *ctx, void *arg)
 {
 	auto *u = static_cast<unwound *>(arg);
 	uintptr_t ip = g_get_ip(ctx);
 	if (!ip || u->n == MAX_FRAMES)
 		return _URC_END_OF_STACK;
-	u->ip[u->n] = ip;
-	u->cfa[u->n] = g_get_cfa(ctx);
-	u->n++;
-	if (!u->entered && !(u->entered = is_entry(*u, ip)))
-		return _URC_NO_REASON;
-	uint32_t via;
-	return kind_of(ip, &via) == FRAME_WRAPPER ? _URC_NO_REASON : _URC_END_OF_STACK;
+	int i = u->n++;
+	u->ip[i] = ip;
+	u->cfa[i] = g_get_cfa(ctx);
+	if (!u->entry) {
+		bool entry = i > 0 && (u->known_ra ? ip == u->known_ra
+						   : ip < g_self_lo || ip >= g_self_hi);
+		if (!entry)
+			return _URC_NO_REASON;
+		u->entry = i;
+	}
+	u->kind[i] = kind_of(ip, &u->via[i]);
+	return u->kind[i] == FRAME_WRAPPER ? _URC_NO_REASON : _URC_END_OF_STACK;
 }
 
 } /* namespace */
@@ -144,19 +146,15 @@ bool unwind_from(uintptr_t known_ra, uintptr_t base, unwound_path &out)
 	out.entry_offset = 0;
 	out.nr = 0;
 	out.caller = wrapped_caller{ 0, 0 };
-	int i = 1;
-	while (i < u.n && (known_ra ? u.ip[i] != known_ra
-				    : u.ip[i] >= g_self_lo && u.ip[i] < g_self_hi))
-		i++;
-	if (i == u.n || (!known_ra && g_self_lo == g_self_hi))
+	int i = u.entry;
+	if (!i || (!known_ra && g_self_lo == g_self_hi))
 		return false;
 	out.entry_ra = u.ip[i];
 	uintptr_t entry_slot = u.cfa[i] - sizeof(void *);
 	if (entry_slot > base && entry_slot - base < 0x10000 && !(entry_slot & 7))
 		out.entry_offset = (uint32_t)(entry_slot - base);
 	for (; i < u.n; i++) {
-		uint32_t via;
-		uint32_t kind = kind_of(u.ip[i], &via);
+		uint32_t kind = u.kind[i], via = u.via[i];
 		if (kind == FRAME_OUTSIDE) {
 			out.caller.ra = u.ip[i];
 			return true;
