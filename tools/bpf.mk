@@ -23,7 +23,8 @@ lib_liballocinfo_bpf_la_SOURCES = lib/store/bpf_module.h lib/reader/bpf_module.c
 lib_liballocinfo_bpf_la_CXXFLAGS = $(LIB_CXXFLAGS) $(LIBBPF_CFLAGS) -I$(top_builddir)/tools/bpf
 lib_liballocinfo_bpf_la_LIBADD = $(LIBBPF_LIBS) $(STATIC_LIBSTDCXX)
 lib_liballocinfo_bpf_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,nodelete \
-	-Wl,--version-script=$(top_srcdir)/lib/reader/bpf_module.sym -Wl,--as-needed
+	-Wl,--version-script=$(top_srcdir)/lib/reader/bpf_module.sym -Wl,--as-needed \
+	-Wl,--no-undefined
 lib_liballocinfo_bpf_la_LINK = $(LIBTOOL) $(AM_V_lt) --tag=CC $(AM_LIBTOOLFLAGS) \
 	$(LIBTOOLFLAGS) --mode=link $(CCLD) $(AM_CFLAGS) $(CFLAGS) \
 	$(lib_liballocinfo_bpf_la_LDFLAGS) $(LDFLAGS) -o $@
