@@ -58,30 +58,48 @@ static void *m_block(size_t n)
 
 /* ---- the children ------------------------------------------------------------------ */
 
-/* The issue's program at a quarter of its size: 1M blocks of 64 bytes filled and
- * freed, then 250k of 256. Prints the peak's growth over the start, in KiB. */
 enum { PHASE1 = 1000000, PHASE2 = 250000 };
 static void *blocks[PHASE1];
 
-static int child_phase_change(void)
+/*
+ * n1 blocks of size1 bytes filled, then freed, block i * stride mod n1 i-th; then n2
+ * blocks of size2 filled. Prints the peak's growth over the start, in KiB, and checks
+ * that the second phase is counted exactly.
+ */
+static int phase_change(int n1, size_t size1, long stride, int n2, size_t size2)
 {
 	long start = proc_status_kb("VmRSS:");
-	for (int i = 0; i < PHASE1; i++)
-		memset(blocks[i] = m_block(64), 1, 64);
-	for (int i = 0; i < PHASE1; i++)
-		free(blocks[i]);
-	for (int i = 0; i < PHASE2; i++)
-		memset(blocks[i] = m_block(256), 2, 256);
+	for (int i = 0; i < n1; i++)
+		memset(blocks[i] = m_block(size1), 1, size1);
+	for (int i = 0; i < n1; i++)
+		free(blocks[(int)(i * stride % n1)]);
+	for (int i = 0; i < n2; i++)
+		memset(blocks[i] = m_block(size2), 2, size2);
 	long peak = proc_status_kb("VmHWM:");
 	if (getenv("ALLOCINFO") == NULL) {
 		struct site_counts c = site_lookup(__FILE__, m_line, "m_block");
-		if (c.bytes != 256LL * PHASE2 || c.calls != PHASE2)
+		if (c.bytes != (long long)(size2 * n2) || c.calls != (unsigned long long)n2)
 			return 1;
 	}
-	for (int i = 0; i < PHASE2; i++)
+	for (int i = 0; i < n2; i++)
 		free(blocks[i]);
 	fprintf(stderr, "%ld\n", peak - start);
 	return 0;
+}
+
+/* The issue's program at a quarter of its size: 1M blocks of 64 bytes filled and
+ * freed in order, then 250k of 256. */
+static int child_phase_change(void)
+{
+	return phase_change(PHASE1, 64, 1, PHASE2, 256);
+}
+
+/* The same with the first class freed in another order than it was allocated (as a
+ * tree is torn down): 40k blocks of 88 bytes, then 80k of 40 (the same memory).
+ * i * 7919 mod 40000 visits every block once: 7919 is prime, and no factor of 40000. */
+static int child_scattered_phase(void)
+{
+	return phase_change(40000, 88, 7919, 80000, 40);
 }
 
 /* 200 MB of blocks of every small size, all freed: the resident memory's growth over
@@ -99,32 +117,6 @@ static void free_all(int n)
 {
 	for (int i = 0; i < n; i++)
 		free(blocks[i]);
-}
-
-/* The same with the first class freed in another order than it was allocated (as a
- * tree is torn down): 40k blocks of 88 bytes, then 80k of 40 (the same memory).
- * Prints the peak's growth over the start, in KiB. */
-enum { SCATTER1 = 40000, SCATTER2 = 80000 };
-static int child_scattered_phase(void)
-{
-	long start = proc_status_kb("VmRSS:");
-	for (int i = 0; i < SCATTER1; i++)
-		memset(blocks[i] = m_block(88), 1, 88);
-	/* i * 7919 mod SCATTER1 visits every block once: 7919 is prime, and no factor
-	 * of 40000. */
-	for (int i = 0; i < SCATTER1; i++)
-		free(blocks[(int)((long)i * 7919 % SCATTER1)]);
-	for (int i = 0; i < SCATTER2; i++)
-		memset(blocks[i] = m_block(40), 2, 40);
-	long peak = proc_status_kb("VmHWM:");
-	if (getenv("ALLOCINFO") == NULL) {
-		struct site_counts c = site_lookup(__FILE__, m_line, "m_block");
-		if (c.bytes != 40LL * SCATTER2 || c.calls != SCATTER2)
-			return 1;
-	}
-	free_all(SCATTER2);
-	fprintf(stderr, "%ld\n", peak - start);
-	return 0;
 }
 
 static int child_trim(void)
