@@ -40,9 +40,11 @@ declare -A wall cpu
 one() {
 	local line
 	if [ "$1" = sites ]; then	# the program with 10,000 call sites, built twice
-		local prog=$SITES
-		[ "$2" = plain ] && prog=${SITES}_plain
-		line=$(ALLOCINFO_STORE=$2 SPAWN_PROGRAM=$prog SPAWN_ARG=start "$SPAWN" exec "$ops")
+		if [ "$2" = plain ]; then
+			line=$(SPAWN_PROGRAM=${SITES}_plain SPAWN_ARG=start "$SPAWN" exec "$ops")
+		else
+			line=$(ALLOCINFO_STORE=$2 SPAWN_PROGRAM=$SITES SPAWN_ARG=start "$SPAWN" exec "$ops")
+		fi
 	elif [ "$2" = plain ]; then
 		line=$("$SPAWN" "$1" "$ops")
 	elif [ "$1" = exec ]; then	# a plain parent, an instrumented /bin/true
