@@ -62,9 +62,9 @@ command -v valgrind >/dev/null 2>&1 || use_callgrind=no
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/allocinfo-bench.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
-export ALLOCINFO_STORE_DIR=$work/store
-mkdir -p "$ALLOCINFO_STORE_DIR"
-unset LD_PRELOAD ALLOCINFO ALLOCINFO_DEBUG
+# Stores are memfds, as users get them: a store file on a disk filesystem costs
+# each process milliseconds of page-cache work (user-guide.md).
+unset ALLOCINFO_STORE_DIR LD_PRELOAD ALLOCINFO ALLOCINFO_DEBUG
 
 # ---- running one variant ---------------------------------------------------------
 

@@ -35,9 +35,9 @@ fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/allocinfo-under.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
-export ALLOCINFO_STORE_DIR=$work/store
-mkdir -p "$ALLOCINFO_STORE_DIR"
-unset LD_PRELOAD ALLOCINFO ALLOCINFO_DEBUG ALLOCINFO_HEAP
+# Stores are memfds, as users get them: a store file on a disk filesystem costs
+# each process milliseconds of page-cache work (user-guide.md).
+unset ALLOCINFO_STORE_DIR LD_PRELOAD ALLOCINFO ALLOCINFO_DEBUG ALLOCINFO_HEAP
 
 library() {
 	/sbin/ldconfig -p 2>/dev/null | sed -n "s/^[[:space:]]*$1 (.*) => //p" | head -n 1

@@ -36,9 +36,9 @@ JE=$(/sbin/ldconfig -p 2>/dev/null | sed -n 's/^[[:space:]]*libjemalloc.so.2 (.*
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/allocinfo-profbench.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
-export ALLOCINFO_STORE_DIR=$work/store
-mkdir -p "$ALLOCINFO_STORE_DIR"
-unset LD_PRELOAD ALLOCINFO ALLOCINFO_DEBUG ALLOCINFO_CALLBACKS MALLOC_CONF \
+# Stores are memfds, as users get them: a store file on a disk filesystem costs
+# each process milliseconds of page-cache work (user-guide.md).
+unset ALLOCINFO_STORE_DIR LD_PRELOAD ALLOCINFO ALLOCINFO_DEBUG ALLOCINFO_CALLBACKS MALLOC_CONF \
 	ALLOCINFO_PROFILE ALLOCINFO_PROFILE_SAMPLE_RATE ALLOCINFO_PROFILE_ALLOC_INTERVAL \
 	ALLOCINFO_PROFILE_INUSE_INTERVAL ALLOCINFO_PROFILE_TIME_INTERVAL
 

@@ -26,9 +26,9 @@ done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/allocinfo-bench.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
-export ALLOCINFO_STORE_DIR=$work/store
-mkdir -p "$ALLOCINFO_STORE_DIR"
-unset LD_PRELOAD ALLOCINFO ALLOCINFO_DEBUG ALLOCINFO_CALLBACKS ALLOCINFO_PROFILE_UNWIND
+# Stores are memfds, as users get them: a store file on a disk filesystem costs
+# each process milliseconds of page-cache work (user-guide.md).
+unset ALLOCINFO_STORE_DIR LD_PRELOAD ALLOCINFO ALLOCINFO_DEBUG ALLOCINFO_CALLBACKS ALLOCINFO_PROFILE_UNWIND
 
 # run VARIANT PROGRAM ARGS...: the program's result line.
 run() {
