@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <unwind.h>
 
+#include "cfi_unwind.h"
 #include "registry.h"
 #include "wrappers.h"
 
@@ -23,10 +24,12 @@ enum frame_kind : uint32_t {
 };
 
 pthread_once_t g_once = PTHREAD_ONCE_INIT;
+pthread_once_t g_unwinder_once = PTHREAD_ONCE_INIT;
 uintptr_t g_self_lo, g_self_hi;	/* the library's own code; empty when linked in */
 
-/* The unwinder, libgcc_s's, found at run time as glibc's backtrace() finds it: the
- * library itself depends on libc alone, and a C program may never load libgcc_s. */
+/* For the frames cfi_unwind.h cannot walk, libgcc_s's unwinder, found at run time as
+ * glibc's backtrace() finds it: the library itself depends on libc alone, and a C
+ * program may never load libgcc_s. */
 _Unwind_Reason_Code (*g_backtrace)(_Unwind_Trace_Fn, void *);
 _Unwind_Ptr (*g_get_ip)(struct _Unwind_Context *);
 _Unwind_Word (*g_get_cfa)(struct _Unwind_Context *);
@@ -69,7 +72,6 @@ void find_unwinder()
 
 void setup()
 {
-	find_unwinder();
 	object_info self, exe;
 	if (describe_object((uintptr_t)&unwind_from, self) &&
 	    !(describe_object((uintptr_t)__builtin_return_address(0), exe) && exe.lo == self.lo)) {
@@ -103,25 +105,30 @@ struct unwound {
  * else the first frame outside the library) on, that is not a wrapper's: the caller
  * looked for, or the library again. The frames above it are never needed, and
  * libgcc's unwinder costs thousands of instructions a frame: walking the whole stack,
- * a short process (git rev-parse) spent a quarter more instructions than this. */
-_Unwind_Reason_Code collect(struct _Unwind_Context *ctx, void *arg)
+ * a short process (git rev-parse) spent a quarter more instructions than this.
+ * False: stop. */
+bool collect(void *arg, uintptr_t ip, uintptr_t cfa)
 {
 	auto *u = static_cast<unwound *>(arg);
-	uintptr_t ip = g_get_ip(ctx);
 	if (!ip || u->n == MAX_FRAMES)
-		return _URC_END_OF_STACK;
+		return false;
 	int i = u->n++;
 	u->ip[i] = ip;
-	u->cfa[i] = g_get_cfa(ctx);
+	u->cfa[i] = cfa;
 	if (!u->entry) {
 		bool entry = i > 0 && (u->known_ra ? ip == u->known_ra
 						   : ip < g_self_lo || ip >= g_self_hi);
 		if (!entry)
-			return _URC_NO_REASON;
+			return true;
 		u->entry = i;
 	}
 	u->kind[i] = kind_of(ip, &u->via[i]);
-	return u->kind[i] == FRAME_WRAPPER ? _URC_NO_REASON : _URC_END_OF_STACK;
+	return u->kind[i] == FRAME_WRAPPER;
+}
+
+_Unwind_Reason_Code collect_libgcc(struct _Unwind_Context *ctx, void *arg)
+{
+	return collect(arg, g_get_ip(ctx), g_get_cfa(ctx)) ? _URC_NO_REASON : _URC_END_OF_STACK;
 }
 
 } /* namespace */
@@ -130,6 +137,7 @@ void prepare_unwinder()
 {
 	busy_guard guard;
 	pthread_once(&g_once, setup);
+	pthread_once(&g_unwinder_once, find_unwinder);
 }
 
 /* Frame 0 is this function; the slot holding ip[i] (i >= 1) is cfa[i] - 8, so the
@@ -140,9 +148,16 @@ bool unwind_from(uintptr_t known_ra, uintptr_t base, unwound_path &out)
 	pthread_once(&g_once, setup);
 	unwound u;
 	u.known_ra = known_ra;
-	if (!g_backtrace)
-		return false;	/* no unwinder: the allocation is charged where it is */
-	g_backtrace(collect, &u);
+	/* The unwind tables read here first; libgcc's unwinder for what they cannot
+	 * walk (loaded then), from the start again. */
+	if (cfi::walk(collect, &u) == cfi::walk_end::unknown) {
+		pthread_once(&g_unwinder_once, find_unwinder);
+		if (!g_backtrace)
+			return false;	/* no unwinder: the allocation is charged where it is */
+		u = unwound();
+		u.known_ra = known_ra;
+		g_backtrace(collect_libgcc, &u);
+	}
 	out.entry_offset = 0;
 	out.nr = 0;
 	out.caller = wrapped_caller{ 0, 0 };

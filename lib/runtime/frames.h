@@ -7,8 +7,8 @@
  *
  * Programs are seldom built with frame pointers, and the library's allocation path is
  * built without them, so frames are found from the unwind tables (.eh_frame, which
- * every x86-64 object has) by libgcc_s's _Unwind_Backtrace, looked up on first need
- * (frames.cpp). What is kept of a frame is the distance from the slot of its return
+ * every x86-64 object has): read by cfi_unwind.h, and by libgcc_s's _Unwind_Backtrace,
+ * looked up on first need, for the frames it cannot walk (frames.cpp). What is kept of a frame is the distance from the slot of its return
  * address to the next one: fixed at a given return address for code that does not
  * alloca, and checked where it can be. Walks are bounded in depth and in how far up
  * the stack they read.

@@ -126,6 +126,19 @@ tests_integration_wrappers_prog_tagged_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/integration/wrappers.sh
 EXTRA_DIST += tests/integration/wrappers.sh
 
+# Walks out of the C library's stdio without libgcc_s, and a frame that needs it.
+check_PROGRAMS += tests/integration/unwind_prog_plain tests/integration/unwind_prog_tagged
+tests_integration_unwind_prog_plain_SOURCES = tests/integration/unwind_prog.c
+tests_integration_unwind_prog_plain_CFLAGS = $(AM_CFLAGS) -g -O2
+tests_integration_unwind_prog_plain_LDADD = $(DL_LIBS)
+tests_integration_unwind_prog_tagged_SOURCES = tests/integration/unwind_prog.c
+tests_integration_unwind_prog_tagged_CPPFLAGS = $(AM_CPPFLAGS) -include allocinfo.h
+tests_integration_unwind_prog_tagged_CFLAGS = $(AM_CFLAGS) -g -O2
+tests_integration_unwind_prog_tagged_LDADD = $(TEST_LDADD) $(DL_LIBS)
+tests_integration_unwind_prog_tagged_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/integration/unwind_walk.sh
+EXTRA_DIST += tests/integration/unwind_walk.sh
+
 # Allocators of the program's own described in liballocs' language
 # (ALLOCINFO_SUBALLOC_FNS): a pool library that never calls malloc, used by a program
 # preloaded and by one built with the header; allocinfo-cc's options on the same pool

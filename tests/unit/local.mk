@@ -218,6 +218,13 @@ tests_unit_test_bare_name_SOURCES = tests/unit/test_bare_name.cpp lib/runtime/ba
 tests_unit_test_bare_name_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_bare_name_LDADD = $(CMOCKA_LIBS)
 TESTS += tests/unit/test_bare_name
+
+# The stack walk from .eh_frame, against libgcc's unwinder (linked here for that).
+check_PROGRAMS += tests/unit/test_cfi_unwind
+tests_unit_test_cfi_unwind_SOURCES = tests/unit/test_cfi_unwind.cpp lib/runtime/cfi_unwind.cpp
+tests_unit_test_cfi_unwind_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_cfi_unwind_LDADD = $(CMOCKA_LIBS) -lgcc_s -lpthread
+TESTS += tests/unit/test_cfi_unwind
 endif
 
 if ENABLE_UNIT
