@@ -47,12 +47,21 @@ size_t usable_size_plain(void *p)
 
 namespace {
 
-/* The object that defines fn, or null. */
+/* The object that defines fn, or null. _dl_find_object() where glibc has it: dladdr1()
+ * also looks for the nearest symbol, through all of the object's symbols, which for the
+ * C library was a fifth of a short program's start-up (84k instructions). */
 struct link_map *object_of(const void *fn)
 {
+	if (!fn)
+		return nullptr;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+	struct dl_find_object obj;
+	if (_dl_find_object(const_cast<void *>(fn), &obj) == 0 && obj.dlfo_link_map)
+		return obj.dlfo_link_map;
+#endif
 	Dl_info info;
 	struct link_map *map = nullptr;
-	if (!fn || !dladdr1(fn, &info, reinterpret_cast<void **>(&map), RTLD_DL_LINKMAP))
+	if (!dladdr1(fn, &info, reinterpret_cast<void **>(&map), RTLD_DL_LINKMAP))
 		return nullptr;
 	return map;
 }

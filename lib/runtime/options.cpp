@@ -27,8 +27,9 @@ const char *find_env(const char *name)
 	 * privileged process writes, nor make it print heap addresses. */
 	if (!environ || secure_execution())
 		return nullptr;
+	/* The first byte first: start-up looks up a dozen names in the whole environment. */
 	for (char **e = environ; *e; e++)
-		if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+		if (**e == *name && strncmp(*e, name, len) == 0 && (*e)[len] == '=')
 			return *e + len + 1;
 	return nullptr;
 }
