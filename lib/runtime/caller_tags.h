@@ -39,7 +39,7 @@ struct caller_entry {
 	};
 };
 
-constexpr uint32_t CALLER_TABLE_BITS = 17;
+constexpr uint32_t CALLER_TABLE_BITS = 16;
 constexpr uint32_t CALLER_TABLE_SIZE = 1u << CALLER_TABLE_BITS;
 constexpr uint32_t CALLER_LIMIT = 16384;	/* distinct caller tags */
 constexpr uint32_t CALLER_PROBES = 16;
