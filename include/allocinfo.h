@@ -185,8 +185,9 @@ struct allocinfo_callbacks {
 };
 
 #ifndef ALLOCINFO_DISABLE
-/* Registers a callback pair (copied); returns its handle (>= 0), or -errno. pre
- * callbacks run in registration order, post callbacks in reverse. */
+/* Registers a callback pair (copied); returns its handle (>= 0), or -errno (ELIBACC:
+ * liburcu-bp, loaded by the first registration, cannot be). pre callbacks run in
+ * registration order, post callbacks in reverse. */
 ALLOCINFO_API int allocinfo_callbacks_add(const struct allocinfo_callbacks *cb);
 /* Unregisters; returns 0 or -errno. Once it returns, no thread is inside or will enter
  * the pair, so its user data may be freed. Not from inside a callback (-EDEADLK). */
@@ -277,8 +278,8 @@ struct allocinfo_profiler {
 
 #ifndef ALLOCINFO_DISABLE
 /* Attaches profiler p (copied) with arg for its callbacks, stopped. 0, or -errno:
- * EINVAL (a bad field), EBUSY (one is attached), ENOTSUP (ALLOCINFO=never), EDEADLK
- * (from inside a callback). */
+ * EINVAL (a bad field), EBUSY (one is attached), ENOTSUP (ALLOCINFO=never), ELIBACC
+ * (liburcu-bp cannot be loaded), EDEADLK (from inside a callback). */
 ALLOCINFO_API int allocinfo_profiler_attach(const struct allocinfo_profiler *p, void *arg);
 /* Stops and detaches the profiler; once it returns, no thread is in or will enter
  * one of its callbacks (sampled blocks freed later call nothing). 0 or -ENOENT;

@@ -16,7 +16,6 @@
 #include <string.h>
 #include <sys/auxv.h>
 
-#include <urcu/urcu-bp.h>
 
 #include "alloc.h"
 #include "options.h"
@@ -468,6 +467,8 @@ extern "C" EXPORT int allocinfo_callbacks_add(const struct allocinfo_callbacks *
 	ensure_init();
 	if (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) != STATE_RUNNING)
 		return -ENOTSUP;	/* ALLOCINFO=never */
+	if (!rcu::load())
+		return -ELIBACC;	/* no liburcu-bp to publish the chain with */
 	pthread_mutex_lock(&g_lock);
 	size_t n = g_chain.ptr ? g_chain.ptr->n : 0;
 	chain *c = new_chain(n + 1);

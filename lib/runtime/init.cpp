@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <urcu/urcu-bp.h>
 
 #include "backend.h"
 #include "callbacks.h"
@@ -19,6 +18,7 @@
 #include "internal.h"
 #include "options.h"
 #include "pprof_profiler.h"
+#include "rcu_library.h"
 #include "registry.h"
 #include "route.h"
 #include "sampler.h"
@@ -76,8 +76,11 @@ void on_exit()
 	store_retire();
 }
 
+/* liburcu-bp as fork_prepare() found it: one loaded meanwhile ran no before_fork(). */
+const rcu::api *g_fork_rcu;
+
 /*
- * liburcu-bp's fork protocol comes first and ends last: before_fork() waits for a
+ * liburcu-bp's fork protocol (when it is loaded) comes first and ends last: before_fork() waits for a
  * grace period under way to end, and one can wait for a reader (a callback, or an
  * allocation that samples) that waits for a lock taken below; a child left without
  * after_fork_child() would keep the parent's other threads registered as readers,
@@ -87,7 +90,9 @@ void on_exit()
  */
 void fork_prepare()
 {
-	urcu_bp_before_fork();
+	g_fork_rcu = rcu::loaded();
+	if (g_fork_rcu)
+		g_fork_rcu->before_fork();
 	pprof_profiler::fork_prepare();
 	sampler::fork_prepare();
 	registry_fork_prepare();
@@ -99,7 +104,8 @@ void fork_parent()
 	registry_fork_parent();
 	sampler::fork_parent();
 	pprof_profiler::fork_parent();
-	urcu_bp_after_fork_parent();
+	if (g_fork_rcu)
+		g_fork_rcu->after_fork_parent();
 }
 
 /* The child's private store first, while the registry lock still keeps every tag
@@ -113,7 +119,8 @@ void fork_child()
 	shards_fork_child();
 	registry_fork_child();
 	sampler::fork_child();
-	urcu_bp_after_fork_child();
+	if (g_fork_rcu)
+		g_fork_rcu->after_fork_child();
 	pprof_profiler::fork_child();
 }
 
@@ -240,6 +247,7 @@ __attribute__((constructor(101))) static void allocinfo_constructor()
 		atexit(on_exit);
 		store_bpf_ready();
 	}
+	rcu::adopt_loaded();
 	callbacks::load_from_environment();
 	pprof_profiler::start_from_environment();
 }

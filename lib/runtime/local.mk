@@ -32,7 +32,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/introspection.cpp \
 	lib/runtime/alloc.h lib/runtime/alloc.cpp \
 	lib/runtime/foreign_path.h lib/runtime/foreign_path.cpp \
-	lib/runtime/rcu_published.h \
+	lib/runtime/rcu_published.h lib/runtime/rcu_library.h lib/runtime/rcu_library.cpp \
 	lib/runtime/callbacks.h lib/runtime/callbacks.cpp \
 	lib/runtime/sampler.h lib/runtime/sampler.cpp \
 	lib/runtime/stack_trace.h lib/runtime/stack_trace.cpp \
@@ -47,8 +47,8 @@ lib_liballocinfo_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DALLOCINFO_BPF_MODULE_PATH='"$(pkglibdir)/liballocinfo-bpf.so"' \
 	-DALLOCINFO_BUILD_BPF_MODULE_PATH='"$(abs_top_builddir)/lib/.libs/liballocinfo-bpf.so"' \
 	-DALLOCINFO_BUILD_LIB_DIR='"$(abs_top_builddir)/lib/.libs"'
-lib_liballocinfo_la_CXXFLAGS = $(CORE_CXXFLAGS) $(URCU_CFLAGS) -ftls-model=initial-exec
-lib_liballocinfo_la_LIBADD = lib/liboverride.la lib/libprocfs.la $(URCU_LIBS) $(DL_LIBS) -lpthread
+lib_liballocinfo_la_CXXFLAGS = $(CORE_CXXFLAGS) -ftls-model=initial-exec
+lib_liballocinfo_la_LIBADD = lib/liboverride.la lib/libprocfs.la $(DL_LIBS) -lpthread
 # --as-needed: the C++ compiler driver adds libstdc++, which nothing here uses.
 lib_liballocinfo_la_LDFLAGS = -version-info 0:0:0 -Wl,--as-needed \
 	-Wl,--version-script=$(top_srcdir)/lib/runtime/liballocinfo.sym -Wl,-z,nodelete

@@ -18,7 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <urcu/urcu-bp.h>
 
 #include "alloc.h"
 #include "rcu_published.h"
@@ -415,6 +414,8 @@ extern "C" EXPORT int allocinfo_profiler_attach(const struct allocinfo_profiler 
 	ensure_init();
 	if (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) != STATE_RUNNING)
 		return -ENOTSUP;	/* ALLOCINFO=never */
+	if (!rcu::load())
+		return -ELIBACC;	/* no liburcu-bp to publish the profiler with */
 	stack_trace::prepare();
 	attached *a;
 	{

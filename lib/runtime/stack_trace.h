@@ -7,7 +7,7 @@
  * reads the .eh_frame every object on a Debian system carries even when it is built
  * without frame pointers. It is the process's own when it has one, else libgcc_s.so.1
  * opened with dlopen when a profiler is attached; never linked: liballocinfo's NEEDED
- * list stays libc and liburcu-bp, and no static copy of the unwinder binds the
+ * list stays libc alone, and no static copy of the unwinder binds the
  * _Unwind_Resume that operator new's exception paths use. ALLOCINFO_PROFILE_UNWIND=fp selects a walk of the frame-pointer chain,
  * bounded by the thread's stack, for programs built with -fno-omit-frame-pointer:
  * the unwinder only takes it through the library's own frames (built without frame

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The library a C program loads needs libc and liburcu-bp alone (and the loader; liburcu
-# for the user callbacks' grace periods): no libstdc++,
+# The library a C program loads needs libc alone (and the loader): no liburcu-bp, which
+# it loads when a callback or profiler is first registered (a process that registers
+# none never maps it); no libstdc++,
 # libdw, libelf, zlib or libbpf, which only liballocinfo-reader.so, loaded to render
 # a report, needs. A BPF-store process keeps liballocinfo-bpf.so mapped, and copies
 # it at every fork: it needs libbpf (with libelf and zlib) and no more, its libstdc++
@@ -18,10 +19,10 @@ reader=$top_builddir/lib/.libs/liballocinfo-reader.so
 needed() {
 	readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | LC_ALL=C sort | tr '\n' ' '
 }
-deps=$(needed "$lib" | sed 's/liburcu-bp\.so\.[0-9]* //')
+deps=$(needed "$lib")
 case $deps in
 "ld-linux-x86-64.so.2 libc.so.6 " | "libc.so.6 " ) ;;
-*) [ "${ALLOCINFO_SANITIZER:-no}" = no ] && fail "liballocinfo needs: $deps(expected libc and liburcu-bp alone)" ;;
+*) [ "${ALLOCINFO_SANITIZER:-no}" = no ] && fail "liballocinfo needs: $deps(expected libc alone)" ;;
 esac
 
 # The BPF module, in a build with the BPF store.
@@ -44,7 +45,8 @@ exports=$(nm -D --defined-only "$reader" | awk '{ print $3 }' | tr '\n' ' ')
 [ "$exports" = "allocinfo__reader_v1 " ] ||
 	fail "liballocinfo-reader.so exports more than its table: $(echo "$exports" | cut -c1-300)"
 
-# A C program built with the header: its report while it holds 100 bytes.
+# A C program built with the header: its report while it holds 100 bytes, and its
+# mappings.
 unset ALLOCINFO_STORE_DIR
 mkfifo "$work/go"
 "$prog" hold "$work/go" >"$work/out" 2>"$work/err" &
@@ -53,8 +55,27 @@ wait_nonempty "$work/out"
 held=$(cat "$work/out")
 allocinfo -p "$held" >"$work/report" 2>"$work/report.err" ||
 	fail "allocinfo -p $held: $(cat "$work/report.err")"
+maps=$(cat "/proc/$held/maps")
 : >"$work/go"
 wait "$!" || fail "process_prog hold: $(cat "$work/err")"
+case $maps in
+*liburcu-bp*) fail "liburcu-bp is mapped in a process with no callback or profiler" ;;
+esac
+
+# With a callback registered (ALLOCINFO_CALLBACKS), it is loaded.
+if [ -n "${CBLIB:-}" ] && [ "${ALLOCINFO_SANITIZER:-no}" = no ]; then
+	rm -f "$work/out2"
+	ALLOCINFO_CALLBACKS=$CBLIB "$prog" hold "$work/go" >"$work/out2" 2>"$work/err2" &
+	pids="$pids $!"
+	wait_nonempty "$work/out2"
+	maps=$(cat "/proc/$(cat "$work/out2")/maps")
+	: >"$work/go"
+	wait "$!" || fail "process_prog hold with a callback: $(cat "$work/err2")"
+	case $maps in
+	*liburcu-bp*) ;;
+	*) fail "liburcu-bp is not mapped in a process with a callback registered" ;;
+	esac
+fi
 grep -q -E '^ +100 +1 .*process_prog\.c:[0-9]+ \[process_prog\] func:hold $' "$work/report" ||
 	fail "no line for the program's 100 bytes: $(cat "$work/report")"
 others=$(tail -n +3 "$work/report" | grep -v -E ' \[(process_prog|libc\.so\.6)\] ')
