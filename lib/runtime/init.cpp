@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-
 #include "backend.h"
 #include "callbacks.h"
 #include "caller_tags.h"
@@ -80,13 +79,14 @@ void on_exit()
 const rcu::api *g_fork_rcu;
 
 /*
- * liburcu-bp's fork protocol (when it is loaded) comes first and ends last: before_fork() waits for a
- * grace period under way to end, and one can wait for a reader (a callback, or an
- * allocation that samples) that waits for a lock taken below; a child left without
- * after_fork_child() would keep the parent's other threads registered as readers,
- * and its next grace period (removing a callback, detaching a profiler) would never
- * end. The built-in profiler's and the sampler's locks come next, then the
- * registry's. The child's profiler thread starts once its signal mask is back.
+ * liburcu-bp's fork protocol, when it is loaded, comes first and ends last:
+ * before_fork() waits for a grace period under way to end, and one can wait for a
+ * reader (a callback, or an allocation that samples) that waits for a lock taken
+ * below; a child left without after_fork_child() would keep the parent's other
+ * threads registered as readers, and its next grace period (removing a callback,
+ * detaching a profiler) would never end. The built-in profiler's and the sampler's
+ * locks come next, then the registry's. The child's profiler thread starts once its
+ * signal mask is back.
  */
 void fork_prepare()
 {
