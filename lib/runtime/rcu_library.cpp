@@ -79,8 +79,10 @@ void adopt_loaded()
 		if (!map->l_name || !is_liburcu_bp(map->l_name))
 			continue;
 		busy_guard guard;
-		/* Kept loaded from now on: the fork handlers will call it. */
-		if (!dlopen(map->l_name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE))
+		/* Kept loaded from now on: the fork handlers will call it. (Not under a
+		 * sanitizer, whose leak checker reports what dlopen allocates; there the
+		 * test programs link it.) */
+		if (!RECORD_ALWAYS && !dlopen(map->l_name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE))
 			return;
 		pthread_mutex_lock(&g_lock);
 		if (!loaded())
