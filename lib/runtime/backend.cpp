@@ -54,7 +54,7 @@ struct link_map *object_of(const void *fn)
 {
 	if (!fn)
 		return nullptr;
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+#ifdef ALLOCINFO_HAVE_DL_FIND_OBJECT
 	struct dl_find_object obj;
 	if (_dl_find_object(const_cast<void *>(fn), &obj) == 0 && obj.dlfo_link_map)
 		return obj.dlfo_link_map;

@@ -16,7 +16,6 @@
 #include <string.h>
 #include <sys/auxv.h>
 
-
 #include "alloc.h"
 #include "options.h"
 #include "rcu_published.h"

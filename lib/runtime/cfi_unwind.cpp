@@ -11,8 +11,7 @@
 namespace allocinfo {
 namespace cfi {
 
-#if defined(__x86_64__) && defined(__GLIBC__) && \
-	(__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+#if defined(__x86_64__) && defined(ALLOCINFO_HAVE_DL_FIND_OBJECT)
 
 namespace {
 

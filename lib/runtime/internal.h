@@ -18,6 +18,12 @@
 #define HIDDEN      __attribute__((visibility("hidden")))
 #define EXPORT      __attribute__((visibility("default")))
 
+/* glibc's _dl_find_object (2.35): an address's object and its unwind table, lock-free
+ * and without the symbol search of dladdr(). */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+#define ALLOCINFO_HAVE_DL_FIND_OBJECT 1
+#endif
+
 namespace allocinfo {
 
 /* What the process is doing with allocations; decided once, at the first one. */

@@ -33,17 +33,20 @@ bool fill(Find find)
 		&g_api.read_lock, &g_api.read_unlock, &g_api.synchronize,
 		&g_api.before_fork, &g_api.after_fork_parent, &g_api.after_fork_child,
 	};
-	fn got[6];
-	for (unsigned i = 0; i < 6; i++)
+	constexpr unsigned n = sizeof(names) / sizeof(names[0]);
+	static_assert(n == sizeof(slots) / sizeof(slots[0]), "a slot for each name");
+	fn got[n];
+	for (unsigned i = 0; i < n; i++)
 		if (!(got[i] = reinterpret_cast<fn>(find(names[i]))))
 			return false;
-	for (unsigned i = 0; i < 6; i++)
+	for (unsigned i = 0; i < n; i++)
 		*slots[i] = got[i];
 	__atomic_store_n(&g_loaded, &g_api, __ATOMIC_RELEASE);
 	return true;
 }
 
-/* The base name of an object's path starts with the library's soname. */
+/* The base name of an object's path is the library's soname, or the soname and a
+ * version after a dot (liburcu-bp.so.8.0.0). */
 bool is_liburcu_bp(const char *path)
 {
 	const char *base = strrchr(path, '/');

@@ -18,7 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-
 #include "alloc.h"
 #include "rcu_published.h"
 #include "registry.h"
