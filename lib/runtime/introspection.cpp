@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "introspection.h"
 #include "small_heap.h"
 
 using namespace allocinfo;
@@ -29,6 +30,8 @@ Fn next_definition(Fn *cache, const char *name)
 	}
 	return fn;
 }
+
+int (*next_malloc_trim)(size_t);
 
 struct heap_figures {
 	size_t system;	/* bytes the heap holds from the system */
@@ -123,12 +126,17 @@ EXPORT int malloc_info(int options, FILE *fp) noexcept
  * thread's cached slots), glibc what its malloc_trim does. 1 if either gave any. */
 EXPORT int malloc_trim(size_t pad) noexcept
 {
-	static int (*next)(size_t);
 	bool ours = small::trim();
 	int theirs = 0;
-	if (auto fn = next_definition(&next, "malloc_trim"))
+	if (auto fn = next_definition(&next_malloc_trim, "malloc_trim"))
 		theirs = fn(pad);
 	return ours || theirs;
 }
 
 } /* extern "C" */
+
+void allocinfo::trim_underneath()
+{
+	if (auto fn = next_definition(&next_malloc_trim, "malloc_trim"))
+		fn(0);
+}

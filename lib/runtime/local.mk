@@ -29,7 +29,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/allocators.h lib/runtime/allocators.cpp \
 	lib/runtime/suballoc.h lib/runtime/suballoc.cpp \
 	lib/runtime/small_heap.h lib/runtime/small_heap.cpp \
-	lib/runtime/introspection.cpp \
+	lib/runtime/introspection.h lib/runtime/introspection.cpp \
 	lib/runtime/alloc.h lib/runtime/alloc.cpp \
 	lib/runtime/foreign_path.h lib/runtime/foreign_path.cpp \
 	lib/runtime/rcu_published.h lib/runtime/rcu_library.h lib/runtime/rcu_library.cpp \

@@ -11,6 +11,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "introspection.h"
 #include "thread_shard.h"
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -69,6 +70,16 @@ struct alignas(64) class_state {
 	unsigned n_batches;
 };
 
+/* Each time the heap has made this many spans resident again (new, or purged before),
+ * the allocator underneath gives back its free pages (trim_underneath()). Two heaps
+ * in one process each keep freed memory: glibc its holes below the top of its arena,
+ * where only it can reuse them, this heap its spans. A program whose large blocks
+ * peak in one phase and whose small ones peak in another would otherwise be resident
+ * for the sum of both peaks (jq's test suite: 17.6 MiB, against 14.7 MiB with glibc
+ * serving everything). One trim per MiB the heap faults in costs far less than the
+ * faults themselves. */
+constexpr uint32_t TRIM_STEP = 64;
+
 /* At most this many flushed batches wait per class (32 KiB of slots at most): beyond
  * them, slots go back to their spans. A batch moves between threads in one step, so
  * the common producer/consumer exchange and a program's churn take no walk; what
@@ -83,7 +94,9 @@ struct alignas(64) pool_state {
 	uint32_t top;		/* spans ever handed out: [0, top) */
 	uint32_t mapped;	/* spans mapped: [0, mapped) */
 	uint32_t grow_skip;	/* span requests to let by before trying to grow again */
+	uint32_t resident_since_trim;	/* spans made resident since the last trim */
 	bool grow_blocked;	/* another mapping sits where the heap would grow */
+	bool trim_due;		/* set under the lock; the next refill, unlocked, trims */
 };
 
 char *g_base;
@@ -233,11 +246,17 @@ void maybe_purge()
 		list_remove(g_pool.empty, i);
 		g_pool.n_empty--;
 		purge_expired(now_ms());
-	} else if ((i = g_pool.purged.head) != NONE) {
-		list_remove(g_pool.purged, i);
-		g_pool.n_purged--;
-	} else if (g_pool.top < g_pool.mapped || grow()) {
-		i = g_pool.top++;
+	} else {
+		if ((i = g_pool.purged.head) != NONE) {
+			list_remove(g_pool.purged, i);
+			g_pool.n_purged--;
+		} else if (g_pool.top < g_pool.mapped || grow()) {
+			i = g_pool.top++;
+		}
+		if (i != NONE && ++g_pool.resident_since_trim >= TRIM_STEP) {
+			g_pool.resident_since_trim = 0;
+			__atomic_store_n(&g_pool.trim_due, true, __ATOMIC_RELAXED);
+		}
 	}
 	if (i != NONE) {
 		span &s = g_spans[i];
@@ -550,6 +569,10 @@ void *refill(unsigned c)
 	}
 	pthread_mutex_unlock(&k.lock);
 	maybe_purge();
+	/* Read without the lock: a trim missed waits for the next refill. */
+	if (unlikely(__atomic_load_n(&g_pool.trim_due, __ATOMIC_RELAXED)) &&
+	    __atomic_exchange_n(&g_pool.trim_due, false, __ATOMIC_RELAXED))
+		trim_underneath();
 	if (!n)
 		return nullptr;
 	/* One for the caller, the rest for the cache, which is empty. */

@@ -15,7 +15,10 @@
  * class when the class needs one, and back to a shared pool when its last slot is
  * freed; a span that stays empty in the pool for PURGE_DELAY_MS is given back to the
  * system (MADV_DONTNEED) the next time the pool is used, and every empty span is at
- * once on malloc_trim(). So memory freed in one class serves every class.
+ * once on malloc_trim(). So memory freed in one class serves every class. Blocks
+ * larger than MAX are glibc's, and memory freed there serves only glibc: each time
+ * the heap has faulted in another MiB of spans, glibc gives back the free pages it
+ * holds (its malloc_trim), so that the two heaps' peaks do not add up.
  *
  * The heap is one range of address space that grows upwards in steps of GROW, up to
  * MAX_SPANS spans; below its first span lie the span table and the one-byte class of

@@ -6,6 +6,8 @@
  *    glibc: freed spans serve the other class, also when the first class was freed
  *    in an order of its own, so that the slots the caches keep back lie in every
  *    one of its spans;
+ *  - memory glibc holds free (a hole below its arena's top) goes back to the system
+ *    as the heap grows, so the two heaps together stay near glibc alone;
  *  - after free and malloc_trim(0) the resident memory is within 5 MB of glibc's;
  *    without malloc_trim, empty spans go back once they have been empty a while;
  *  - a span emptied and purged is handed out again, to another class and zeroed;
@@ -126,6 +128,36 @@ static int child_trim(void)
 	free_all(TRIM_BLOCKS);
 	malloc_trim(0);
 	fprintf(stderr, "%ld\n", proc_status_kb("VmRSS:") - start);
+	return 0;
+}
+
+/* 8 MiB of glibc's blocks of 64 KiB freed, less the last one, which keeps the hole
+ * they leave below the top of glibc's arena (glibc trims only its top); then 8 MiB
+ * of small blocks. glibc alone serves them from the hole; the heap takes new spans,
+ * and as it does glibc gives the hole's pages back. Prints the growth from the hole
+ * to the end, in KiB. */
+enum { HOLE_BLOCKS = 128, HOLE_SIZE = 65536, FILL_SIZE = 256 };
+static int child_glibc_hole(void)
+{
+	void *big[HOLE_BLOCKS];
+	for (int i = 0; i < HOLE_BLOCKS; i++)
+		memset(big[i] = m_block(HOLE_SIZE), 5, HOLE_SIZE);
+	for (int i = 0; i < HOLE_BLOCKS - 1; i++)
+		free(big[i]);
+	long hole = proc_status_kb("VmRSS:");
+	const int n = HOLE_BLOCKS * HOLE_SIZE / FILL_SIZE;
+	for (int i = 0; i < n; i++)
+		memset(blocks[i] = m_block(FILL_SIZE), 6, FILL_SIZE);
+	long end = proc_status_kb("VmRSS:");
+	if (getenv("ALLOCINFO") == NULL) {
+		struct site_counts c = site_lookup(__FILE__, m_line, "m_block");
+		if (c.bytes != (long long)FILL_SIZE * n + HOLE_SIZE ||
+		    c.calls != (unsigned long long)n + 1)
+			return 1;
+	}
+	free_all(n);
+	free(big[HOLE_BLOCKS - 1]);
+	fprintf(stderr, "%ld\n", end - hole);
 	return 0;
 }
 
@@ -414,6 +446,23 @@ static void test_trim_gives_back_as_glibc(void **state)
 	assert_true(heap <= plain + 5 * 1024);
 }
 
+static void test_glibc_hole_goes_back_as_the_heap_grows(void **state)
+{
+	(void)state;
+	need_heap();
+	char err[4096];
+	run_child("hole", NULL, err, sizeof(err));
+	long heap = atol(err);
+	run_child("hole", "ALLOCINFO=never", err, sizeof(err));
+	long plain = atol(err);
+	print_message("8 MiB of small blocks after an 8 MiB hole in glibc's arena: +%ld KiB, "
+		      "glibc +%ld KiB\n", heap, plain);
+	/* The heap's 8.5 MiB of spans, less the hole: at most a trim step (1 MiB) and
+	 * the spans' and tables' pages more than glibc, where keeping the hole would
+	 * be 8 MiB more. */
+	assert_true(heap <= plain + 1536);
+}
+
 static void test_empty_spans_go_back_after_a_while(void **state)
 {
 	(void)state;
@@ -501,7 +550,7 @@ int main(int argc, char **argv)
 		{ "delay", child_delayed_purge }, { "reuse", child_purged_span_reused },
 		{ "move", child_spans_move },	 { "rlimit", child_rlimit },
 		{ "mallinfo", child_mallinfo },	 { "aligned", child_aligned },
-		{ "scatter", child_scattered_phase },
+		{ "scatter", child_scattered_phase }, { "hole", child_glibc_hole },
 	};
 	if (argc == 2) {
 		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
@@ -513,6 +562,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_phase_change_peak_near_glibc),
 		cmocka_unit_test(test_scattered_phase_change_peak_near_glibc),
 		cmocka_unit_test(test_trim_gives_back_as_glibc),
+		cmocka_unit_test(test_glibc_hole_goes_back_as_the_heap_grows),
 		cmocka_unit_test(test_empty_spans_go_back_after_a_while),
 		cmocka_unit_test(test_purged_span_is_reused),
 		cmocka_unit_test(test_spans_move_between_threads_and_fork),

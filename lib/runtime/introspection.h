@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* What the interposed introspection (introspection.cpp) offers the rest of the
+ * library. */
+#ifndef ALLOCINFO_INTROSPECTION_H
+#define ALLOCINFO_INTROSPECTION_H
+
+#include "internal.h"
+
+namespace allocinfo {
+
+/* The allocator underneath gives back the free memory it can: glibc's
+ * malloc_trim(0) (the next definition's), without the small-block heap's part. */
+void trim_underneath() HIDDEN;
+
+} /* namespace allocinfo */
+
+#endif
