@@ -150,12 +150,12 @@ static inline void *finish_small(void *p, unsigned c, uint32_t slot, size_t size
 static inline __attribute__((always_inline)) void *allocate(uint32_t slot, size_t size,
 								bool zero, uint32_t flags = 0)
 {
-	if (likely(size <= small::MAX) && flags == 0) {
+	/* Without a heap (ALLOCINFO_HEAP=glibc, another allocator underneath) small_end
+	 * is 0, and the cache is not looked at. */
+	if (likely(size < g_fast.small_end) && flags == 0) {
 		unsigned c = small::class_of(size);
-		uintptr_t base = g_fast.small_base;
-		void *p = small::pop(c, base);
-		/* An empty cache, or no heap (ALLOCINFO_HEAP=glibc): no call for the latter. */
-		if (likely(p) || (base != small::NO_BASE && (p = small::refill(c))))
+		void *p = small::pop(c, g_fast.small_base);
+		if (likely(p) || (p = small::refill(c)))
 			return finish_small(p, c, slot, size, zero);
 	}
 	if (unlikely(size > SIZE_MAX - sizeof(alloc_record))) {

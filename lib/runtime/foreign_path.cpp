@@ -24,7 +24,7 @@ namespace {
 
 inline __attribute__((always_inline)) void *allocate_lean(uint32_t slot, size_t n, bool zero)
 {
-	if (unlikely(g_fast.small_base != small::NO_BASE) && n <= small::MAX)
+	if (unlikely(n < g_fast.small_end))
 		return allocate_small(slot, n, zero);
 	return allocate_foreign_inline(slot, n, zero, RECORD_F_FOREIGN);
 }

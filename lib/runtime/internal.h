@@ -61,7 +61,10 @@ struct alignas(64) fast_state {
 	const uint32_t *enabled;	/* the store's run-time switch */
 	uintptr_t small_base;		/* the small-block heap (small_heap.h), or
 					 * small::NO_BASE */
-	/* The rest of the small-block heap's words, on a second line: */
+	size_t small_end;		/* small::MAX + 1 with the heap, else 0: the
+					 * requests below it take a slot, and one
+					 * compare tells both */
+	/* The rest of the small-block heap's words, on the second line: */
 	uintptr_t small_len;		/* bytes mapped from small_base (grows) */
 	uintptr_t small_key;		/* XORed into its free lists' links */
 	uint32_t small_canary;		/* a live slot's trailer check */

@@ -465,6 +465,7 @@ bool init()
 	g_pool.mapped = GROW / SPAN;
 	choose_secrets((uintptr_t)m);
 	g_fast.small_len = g_pool.mapped * SPAN;
+	g_fast.small_end = MAX + 1;
 	__atomic_store_n(&g_fast.small_base, (uintptr_t)g_base, __ATOMIC_RELEASE);
 	return true;
 }
