@@ -80,7 +80,7 @@ struct alignas(64) class_state {
  * faults themselves. */
 constexpr uint32_t TRIM_STEP = 64;
 
-/* At most this many flushed batches wait per class (32 KiB of slots at most): beyond
+/* At most this many flushed batches wait per class (16 KiB of slots at most): beyond
  * them, slots go back to their spans. A batch moves between threads in one step, so
  * the common producer/consumer exchange and a program's churn take no walk; what
  * waits is given back to the spans by malloc_trim(). */
@@ -107,7 +107,7 @@ pool_state g_pool;
 
 constexpr uint8_t batch_for(unsigned c)
 {
-	size_t n = 4096 / stride(c);
+	size_t n = 2048 / stride(c);
 	return (uint8_t)(n < 2 ? 2 : n > 32 ? 32 : n);
 }
 constexpr unsigned MAX_BATCH = 32;

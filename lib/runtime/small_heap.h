@@ -109,7 +109,8 @@ struct thread_cache {
 };
 extern __thread thread_cache t_cache __attribute__((tls_model("initial-exec"))) HIDDEN;
 
-/* How many slots a refill brings and a flush takes back: about 4 KiB of them. */
+/* How many slots a refill brings and a flush takes back: about 2 KiB of them (a
+ * thread's lists hold up to two batches a class, memory no other thread can use). */
 extern const uint8_t g_batch[CLASSES] HIDDEN;
 /* How many a cache holds at most per class (two batches): one more, and a batch goes
  * back to the spans. */

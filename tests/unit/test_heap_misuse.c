@@ -71,12 +71,13 @@ static int child_double_free(void)
 	return 0;
 }
 
-/* A slot of the class of 700-byte blocks (720 apart), fifty slots past the first
- * block: in the same span, never handed out. */
+/* A slot of the class of 700-byte blocks (720 apart, 22 to a span), ten slots past
+ * the first block, which is the first slot of a new span: in the same span, past
+ * the slots the first refill cut. */
 static int child_never_allocated(void)
 {
 	char *p = launder(malloc(700));
-	char *q = p + 50 * 720;
+	char *q = p + 10 * 720;
 	fprintf(stderr, "%p\n", (void *)q);
 	free(q);
 	return 0;
