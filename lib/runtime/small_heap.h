@@ -223,6 +223,9 @@ struct usage {
 	size_t in_use;		/* slots handed out (a cache's count as in use, as glibc's
 				 * tcache's do), less this thread's cache */
 	size_t spans_in_classes, spans_empty, spans_purged;
+	/* glibc's trims as the heap grew: made, and let by because the last one was too
+	 * recent for what it cost */
+	uint64_t trims_done, trims_spaced_out;
 };
 usage usage_now() HIDDEN;
 

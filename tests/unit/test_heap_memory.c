@@ -161,6 +161,46 @@ static int child_glibc_hole(void)
 	return 0;
 }
 
+/* The heap's trims as malloc_info() reports them: made, and spaced out. */
+static void heap_trims(unsigned long long *done, unsigned long long *spaced)
+{
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&doc, &len);
+	*done = *spaced = ~0ull;
+	if (!f)
+		return;
+	malloc_info(0, f);
+	fclose(f);
+	const char *t = doc ? strstr(doc, "<glibc-trims ") : NULL;
+	if (t && sscanf(t, "<glibc-trims done=\"%llu\" spaced-out=\"%llu\"", done, spaced) != 2)
+		*done = *spaced = ~0ull;
+	free(doc);
+}
+
+/* glibc with 50,000 free chunks it cannot merge (every other block of 1040 bytes
+ * freed), which its malloc_trim walks each time: then 64 MiB of small blocks, a trim
+ * due every MiB. Prints the trims made and spaced out while they were allocated. */
+enum { FRAG_BIG = 100000, FRAG_SMALL = 1000000 };
+static int child_fragmented_glibc(void)
+{
+	static void *big[FRAG_BIG];
+	for (int i = 0; i < FRAG_BIG; i++)
+		memset(big[i] = m_block(1040), 7, 1040);
+	for (int i = 0; i < FRAG_BIG; i += 2)
+		free(big[i]);
+	unsigned long long done0, spaced0, done, spaced;
+	heap_trims(&done0, &spaced0);
+	for (int i = 0; i < FRAG_SMALL; i++)
+		memset(blocks[i] = m_block(64), 8, 64);
+	heap_trims(&done, &spaced);
+	free_all(FRAG_SMALL);
+	for (int i = 1; i < FRAG_BIG; i += 2)
+		free(big[i]);
+	fprintf(stderr, "%llu %llu\n", done - done0, spaced - spaced0);
+	return 0;
+}
+
 /* Without malloc_trim: once the spans have been empty a while, the next span handed
  * out (here to a class not used yet) gives the others back. */
 static int child_delayed_purge(void)
@@ -463,6 +503,23 @@ static void test_glibc_hole_goes_back_as_the_heap_grows(void **state)
 	assert_true(heap <= plain + 1536);
 }
 
+static void test_slow_glibc_trims_are_spaced_out(void **state)
+{
+	(void)state;
+	need_heap();
+	char err[4096];
+	run_child("fragtrim", NULL, err, sizeof(err));
+	unsigned long long done, spaced;
+	assert_int_equal(sscanf(err, "%llu %llu", &done, &spaced), 2);
+	print_message("64 MiB of small blocks over 50,000 free glibc chunks: %llu trims, "
+		      "%llu spaced out\n", done, spaced);
+	/* 80 MiB of slots: 80 trims due. Each walks the 50,000 chunks (about 1.5 ms),
+	 * and the next waits 50 times that: a few are made, not one a MiB. */
+	assert_true(done >= 1);
+	assert_true(done + spaced >= 70);
+	assert_true(done <= 10);
+}
+
 static void test_empty_spans_go_back_after_a_while(void **state)
 {
 	(void)state;
@@ -551,6 +608,7 @@ int main(int argc, char **argv)
 		{ "move", child_spans_move },	 { "rlimit", child_rlimit },
 		{ "mallinfo", child_mallinfo },	 { "aligned", child_aligned },
 		{ "scatter", child_scattered_phase }, { "hole", child_glibc_hole },
+		{ "fragtrim", child_fragmented_glibc },
 	};
 	if (argc == 2) {
 		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
@@ -563,6 +621,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_scattered_phase_change_peak_near_glibc),
 		cmocka_unit_test(test_trim_gives_back_as_glibc),
 		cmocka_unit_test(test_glibc_hole_goes_back_as_the_heap_grows),
+		cmocka_unit_test(test_slow_glibc_trims_are_spaced_out),
 		cmocka_unit_test(test_empty_spans_go_back_after_a_while),
 		cmocka_unit_test(test_purged_span_is_reused),
 		cmocka_unit_test(test_spans_move_between_threads_and_fork),
