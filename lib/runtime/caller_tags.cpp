@@ -15,26 +15,87 @@ namespace allocinfo {
 caller_entry *g_callers;
 
 namespace {
+
 uint32_t g_nr_callers;	/* registry lock */
+
+size_t table_bytes(uint32_t entries)
+{
+	return sizeof(caller_table) + (size_t)entries * sizeof(caller_entry);
 }
+
+caller_table *map_table(uint32_t entries)
+{
+	void *m = mmap(nullptr, table_bytes(entries), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return nullptr;
+	caller_table *t = static_cast<caller_table *>(m);
+	t->mask = entries - 1;
+	return t;
+}
+
+/* Copies t's entries into a table of `entries`; false if one finds no room in its
+ * probe window (the caller then tries a larger one). */
+bool rehash_into(const caller_table *t, caller_table *n)
+{
+	for (uint32_t j = 0; j <= t->mask; j++) {
+		const caller_entry &e = t->entries[j];
+		if (e.ra <= CALLER_TOMBSTONE)
+			continue;
+		uint32_t h = caller_hash(e.ra);	/* a key's low 32 bits are its address's */
+		uint32_t i = 0;
+		while (i < CALLER_PROBES && caller_probe(n, h, i)->ra != 0)
+			i++;
+		if (i == CALLER_PROBES)
+			return false;
+		*caller_probe(n, h, i) = e;
+		n->used++;
+	}
+	return true;
+}
+
+/* Registry lock held, before an entry is added: a table that would be half full
+ * doubles. A table that cannot (the largest, or no memory) stays, and a caller that
+ * finds its probe window full shares the overflow tag. */
+void make_room()
+{
+	caller_table *t = caller_table_of(g_callers);
+	uint32_t size = t->mask + 1;
+	if (2 * (t->used + 1) <= size)
+		return;
+	for (uint32_t grown = 2 * size; grown <= CALLER_TABLE_SIZE; grown *= 2) {
+		caller_table *n = map_table(grown);
+		if (!n)
+			return;
+		if (rehash_into(t, n)) {
+			__atomic_store_n(&g_callers, &n->entries[0], __ATOMIC_RELEASE);
+			/* Readers still in the old table now read empty entries. */
+			madvise(t, table_bytes(size), MADV_DONTNEED);
+			return;
+		}
+		munmap(n, table_bytes(grown));
+	}
+}
+
+} /* namespace */
 
 bool caller_tags_init()
 {
-	void *m = mmap(nullptr, sizeof(caller_entry) * CALLER_TABLE_SIZE, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (m == MAP_FAILED)
+	caller_table *t = map_table(CALLER_TABLE_FIRST);
+	if (!t)
 		return false;
-	g_callers = static_cast<caller_entry *>(m);
+	g_callers = t->entries;
 	return true;
 }
 
 uint32_t caller_slot_probe(uintptr_t ra)
 {
+	caller_table *t = caller_table_now();
 	uint32_t h = caller_hash(ra);
-	if (__atomic_load_n(&g_callers[h].ra, __ATOMIC_ACQUIRE) == 0)
+	if (__atomic_load_n(&caller_probe(t, h, 0)->ra, __ATOMIC_ACQUIRE) == 0)
 		return caller_slot_slow(ra);	/* entries fill in probe order */
 	for (uint32_t i = 0; i < CALLER_PROBES; i++) {
-		const caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
+		const caller_entry *e = caller_probe(t, h, i);
 		uintptr_t key = __atomic_load_n(&e->ra, __ATOMIC_ACQUIRE);
 		if (key == ra)
 			return e->slot;
@@ -53,8 +114,9 @@ namespace {
 uint32_t slot_for_key(uintptr_t key, uintptr_t ra, uint32_t via)
 {
 	uint32_t h = caller_hash(ra);
+	caller_table *t = caller_table_now();
 	for (uint32_t i = 0; i < CALLER_PROBES; i++) {
-		const caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
+		const caller_entry *e = caller_probe(t, h, i);
 		uintptr_t k = __atomic_load_n(&e->ra, __ATOMIC_ACQUIRE);
 		if (k == key)
 			return e->slot;
@@ -71,10 +133,12 @@ uint32_t slot_for_key(uintptr_t key, uintptr_t ra, uint32_t via)
 	}
 
 	registry_lock();
+	make_room();
+	t = caller_table_of(g_callers);
 	uint32_t slot = 0;
 	caller_entry *free_entry = nullptr;
 	for (uint32_t i = 0; i < CALLER_PROBES; i++) {
-		caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
+		caller_entry *e = caller_probe(t, h, i);
 		if (e->ra == key) {
 			slot = e->slot;
 			break;
@@ -103,6 +167,7 @@ uint32_t slot_for_key(uintptr_t key, uintptr_t ra, uint32_t via)
 		/* Remember it, even as the overflow tag, so the next call is a lookup. */
 		free_entry->slot = slot;
 		__atomic_store_n(&free_entry->ra, key, __ATOMIC_RELEASE);
+		t->used++;
 	}
 	registry_unlock();
 	return slot;
@@ -133,8 +198,10 @@ void remember_wrapper(uintptr_t ra, uint64_t w)
 	uintptr_t key = ra | CALLER_IN_WRAPPER;
 	uint32_t h = caller_hash(ra);
 	registry_lock();
+	make_room();
+	caller_table *t = caller_table_of(g_callers);
 	for (uint32_t i = 0; i < CALLER_PROBES; i++) {
-		caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
+		caller_entry *e = caller_probe(t, h, i);
 		if (e->ra == key) {
 			if (!walk_entry_offset(w))
 				w |= (uint64_t)walk_entry_offset(e->walk) << 32;
@@ -149,6 +216,7 @@ void remember_wrapper(uintptr_t ra, uint64_t w)
 		if (e->ra == 0) {
 			__atomic_store_n(&e->walk, w, __ATOMIC_RELAXED);
 			__atomic_store_n(&e->ra, key, __ATOMIC_RELEASE);
+			t->used++;
 			break;
 		}
 	}
@@ -166,9 +234,12 @@ void remember_tag_offset(const void *tag, uint32_t offset)
 	uintptr_t key = ((uintptr_t)tag & CALLER_ADDR_MASK) | CALLER_TAG_KEY;
 	uint32_t h = caller_hash((uintptr_t)tag);
 	registry_lock();
+	make_room();
+	caller_table *t = caller_table_of(g_callers);
 	for (uint32_t i = 0; i < CALLER_PROBES; i++) {
-		caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
+		caller_entry *e = caller_probe(t, h, i);
 		if (e->ra == key || e->ra == 0) {
+			t->used += e->ra == 0;
 			__atomic_store_n(&e->slot, offset, __ATOMIC_RELAXED);
 			__atomic_store_n(&e->ra, key, __ATOMIC_RELEASE);
 			break;
@@ -232,9 +303,10 @@ inline uint32_t step_out(uintptr_t base, uintptr_t slot, uint64_t w, uint32_t vi
 		uintptr_t want = (ra & CALLER_ADDR_MASK) | (uintptr_t)via << CALLER_VIA_SHIFT;
 		uintptr_t mark = ra | CALLER_IN_WRAPPER;
 		uint32_t h = caller_hash(ra);
+		caller_table *t = caller_table_now();
 		const caller_entry *next = nullptr;
 		for (uint32_t i = 0; i < CALLER_PROBES; i++) {
-			const caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
+			const caller_entry *e = caller_probe(t, h, i);
 			uintptr_t key = __atomic_load_n(&e->ra, __ATOMIC_ACQUIRE);
 			if (key == want)
 				return e->slot;
@@ -287,8 +359,9 @@ inline uint32_t named(uint32_t via)
 	uintptr_t base = (uintptr_t)__builtin_frame_address(0);
 	uintptr_t key = ((uintptr_t)tag & CALLER_ADDR_MASK) | CALLER_TAG_KEY;
 	uint32_t h = caller_hash((uintptr_t)tag), off = 0;
+	caller_table *t = caller_table_now();
 	for (uint32_t i = 0; i < CALLER_PROBES; i++) {
-		const caller_entry *e = &g_callers[(h + i) & (CALLER_TABLE_SIZE - 1)];
+		const caller_entry *e = caller_probe(t, h, i);
 		uintptr_t k = __atomic_load_n(&e->ra, __ATOMIC_ACQUIRE);
 		if (k == key) {
 			off = __atomic_load_n(&e->slot, __ATOMIC_RELAXED);
@@ -303,7 +376,7 @@ inline uint32_t named(uint32_t via)
 		uintptr_t mark = ra | CALLER_IN_WRAPPER;
 		uint32_t hr = caller_hash(ra);
 		for (uint32_t i = 0; i < CALLER_PROBES; i++) {
-			const caller_entry *e = &g_callers[(hr + i) & (CALLER_TABLE_SIZE - 1)];
+			const caller_entry *e = caller_probe(t, hr, i);
 			uintptr_t k = __atomic_load_n(&e->ra, __ATOMIC_ACQUIRE);
 			if (k == want)
 				return e->slot;
@@ -338,8 +411,9 @@ uint32_t wrapped_tag_slot(const void *tag, uint32_t tag_via)
 
 void caller_tags_forget(uintptr_t lo, uintptr_t hi)
 {
-	for (uint32_t i = 0; i < CALLER_TABLE_SIZE; i++) {
-		caller_entry *e = &g_callers[i];
+	caller_table *t = caller_table_of(g_callers);
+	for (uint32_t i = 0; i <= t->mask; i++) {
+		caller_entry *e = &t->entries[i];
 		uintptr_t addr = e->ra & CALLER_ADDR_MASK;
 		if (addr >= lo && addr < hi && e->ra > CALLER_TOMBSTONE)	/* tags' keys too */
 			__atomic_store_n(&e->ra, CALLER_TOMBSTONE, __ATOMIC_RELEASE);
