@@ -179,7 +179,7 @@ if ENABLE_UNIT
 check_PROGRAMS += tests/unit/test_callers_bound
 tests_unit_test_callers_bound_SOURCES = tests/unit/test_callers_bound.c
 tests_unit_test_callers_bound_CPPFLAGS = $(UNIT_CPPFLAGS)
-tests_unit_test_callers_bound_LDADD = $(UNIT_LDADD)
+tests_unit_test_callers_bound_LDADD = $(UNIT_LDADD) -lpthread
 tests_unit_test_callers_bound_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_callers_bound
 endif
