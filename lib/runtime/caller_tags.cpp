@@ -68,9 +68,11 @@ void make_room()
 		if (!n)
 			return;
 		if (rehash_into(t, n)) {
+			/* The old table stays as it is: a reader may still be between an
+			 * entry's key and its slot there (emptying its pages charged such a
+			 * call to slot 0). The old tables together are at most the new
+			 * one's size. */
 			__atomic_store_n(&g_callers, &n->entries[0], __ATOMIC_RELEASE);
-			/* Readers still in the old table now read empty entries. */
-			madvise(t, table_bytes(size), MADV_DONTNEED);
 			return;
 		}
 		munmap(n, table_bytes(grown));

@@ -10,9 +10,9 @@
  * entries (a page) and doubles, up to CALLER_TABLE_SIZE, whenever it would be half
  * full: each caller touches the page it hashes to, so a table of fixed size cost a
  * process with a few hundred callers most of a MiB. A new table is filled, then
- * published; the old one is emptied (MADV_DONTNEED), so a reader still in it reads
- * empty entries and takes the locked path, which looks in the new one. The number of
- * distinct callers is bounded; beyond the bound callers share the overflow tag.
+ * published; the old one is kept as it was, so a reader still in it finds what it
+ * held, or misses and takes the locked path, which looks in the new one. The number
+ * of distinct callers is bounded; beyond the bound callers share the overflow tag.
  *
  * A key is a return address (its low 48 bits) and, above them, what the address
  * stands for: a return address inside a wrapper (declared, or the standard
