@@ -34,7 +34,7 @@ caller_table *map_table(uint32_t entries)
 	return t;
 }
 
-/* Copies t's entries into a table of `entries`; false if one finds no room in its
+/* Copies t's entries into n, a larger table; false if one finds no room in its
  * probe window (the caller then tries a larger one). */
 bool rehash_into(const caller_table *t, caller_table *n)
 {
