@@ -446,16 +446,23 @@ static void run_child(const char *mode, const char *env_add, char *err, size_t l
 			 err);
 }
 
-/* Child `mode`'s peak growth with the heap within 10% of glibc's, which must be at
- * least `floor` KiB (so that the phase ran). */
-static void assert_peak_near_glibc(const char *mode, long floor)
+/* Child `mode`'s one figure (KiB) with the heap, and with glibc alone. */
+static void heap_and_glibc_kb(const char *mode, long *heap, long *plain)
 {
 	need_heap();
 	char err[4096];
 	run_child(mode, NULL, err, sizeof(err));
-	long heap = atol(err);
+	*heap = atol(err);
 	run_child(mode, "ALLOCINFO=never", err, sizeof(err));
-	long plain = atol(err);
+	*plain = atol(err);
+}
+
+/* Child `mode`'s peak growth with the heap within 10% of glibc's, which must be at
+ * least `floor` KiB (so that the phase ran). */
+static void assert_peak_near_glibc(const char *mode, long floor)
+{
+	long heap, plain;
+	heap_and_glibc_kb(mode, &heap, &plain);
 	print_message("%s: peak +%ld KiB, glibc +%ld KiB\n", mode, heap, plain);
 	assert_true(plain > floor);
 	assert_true(heap <= plain + plain / 10);
@@ -476,12 +483,8 @@ static void test_scattered_phase_change_peak_near_glibc(void **state)
 static void test_trim_gives_back_as_glibc(void **state)
 {
 	(void)state;
-	need_heap();
-	char err[4096];
-	run_child("trim", NULL, err, sizeof(err));
-	long heap = atol(err);
-	run_child("trim", "ALLOCINFO=never", err, sizeof(err));
-	long plain = atol(err);
+	long heap, plain;
+	heap_and_glibc_kb("trim", &heap, &plain);
 	print_message("after free and malloc_trim(0): +%ld KiB, glibc +%ld KiB\n", heap, plain);
 	assert_true(heap <= plain + 5 * 1024);
 }
@@ -489,12 +492,8 @@ static void test_trim_gives_back_as_glibc(void **state)
 static void test_glibc_hole_goes_back_as_the_heap_grows(void **state)
 {
 	(void)state;
-	need_heap();
-	char err[4096];
-	run_child("hole", NULL, err, sizeof(err));
-	long heap = atol(err);
-	run_child("hole", "ALLOCINFO=never", err, sizeof(err));
-	long plain = atol(err);
+	long heap, plain;
+	heap_and_glibc_kb("hole", &heap, &plain);
 	print_message("8 MiB of small blocks after an 8 MiB hole in glibc's arena: +%ld KiB, "
 		      "glibc +%ld KiB\n", heap, plain);
 	/* The heap's 8.5 MiB of spans, less the hole: at most a trim step (1 MiB) and
@@ -574,12 +573,8 @@ static void test_rlimit_as_lowered_at_run_time(void **state)
 static void test_page_aligned_blocks_cost_what_glibc_s_do(void **state)
 {
 	(void)state;
-	need_heap();
-	char err[4096];
-	run_child("aligned", NULL, err, sizeof(err));
-	long heap = atol(err);
-	run_child("aligned", "ALLOCINFO=never", err, sizeof(err));
-	long plain = atol(err);
+	long heap, plain;
+	heap_and_glibc_kb("aligned", &heap, &plain);
 	print_message("20,000 x posix_memalign(4096, 64): +%ld KiB, glibc +%ld KiB\n", heap,
 		      plain);
 	assert_true(plain > 70000);	/* a page each */
