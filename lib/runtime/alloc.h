@@ -265,8 +265,11 @@ static inline void release(void *p, int op = ALLOCINFO_OP_FREE)
 		release_unowned(p);
 		return;
 	}
-	sub_owned_at(shard, rec->counter & g_fast.counter_mask, (int64_t)rec->size);
+	size_t size = rec->size;
+	sub_owned_at(shard, rec->counter & g_fast.counter_mask, (int64_t)size);
 	rec->meta = 0;	/* no stale record once glibc merges the chunk (pointer_info.cpp) */
+	if (unlikely(size >= g_fast.large_free))
+		small::freed_underneath(size);
 	backend::free(rec);
 }
 

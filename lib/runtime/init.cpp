@@ -44,7 +44,7 @@ EXPORT struct allocinfo__inline_state_v1 allocinfo__inline_v1 = { &allocinfo::g_
 namespace allocinfo {
 
 alignas(64) fast_state g_fast = { &g_stop, nullptr, 0, 0, 0, 0, 0, 0, nullptr, small::NO_BASE,
-					0, 0, 0, 0, 0 };
+					0, 0, 0, 0, 0, SIZE_MAX };
 
 namespace {
 

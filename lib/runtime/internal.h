@@ -71,6 +71,9 @@ struct alignas(64) fast_state {
 	uint32_t plain_free_checked;	/* debugging, or another allocator underneath:
 					 * free() of a block without a record is not
 					 * glibc's plain free */
+	size_t large_free;		/* with the heap, blocks of this size and more
+					 * freed underneath are noted (small_heap.h);
+					 * SIZE_MAX without it */
 };
 extern fast_state g_fast HIDDEN;
 

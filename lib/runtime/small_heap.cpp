@@ -83,6 +83,14 @@ struct alignas(64) class_state {
 constexpr uint32_t TRIM_STEP = 64;
 constexpr uint64_t TRIM_SPACING = 50;
 
+/* The other way two peaks add up: large blocks freed to glibc leave memory it keeps
+ * (below its top, and at its top up to its trim threshold, which rises with the
+ * largest block it has mapped), that small blocks would have reused in a run without
+ * this heap. So blocks of LARGE_FREE bytes and more are noted as they are freed, and
+ * each TRIM_FREED bytes of them make a trim due too. */
+constexpr size_t LARGE_FREE = 64 << 10;
+constexpr size_t TRIM_FREED = 256 << 10;
+
 /* At most this many flushed batches wait per class (16 KiB of slots at most): beyond
  * them, slots go back to their spans. A batch moves between threads in one step, so
  * the common producer/consumer exchange and a program's churn take no walk; what
@@ -103,6 +111,7 @@ struct alignas(64) pool_state {
 	uint64_t next_trim_ns;	/* no trim before this (CLOCK_MONOTONIC), read and set
 				 * without the lock */
 	uint64_t trims_done, trims_spaced_out;	/* for malloc_info */
+	size_t freed_since_trim;	/* large blocks' bytes freed underneath, atomic */
 };
 
 char *g_base;
@@ -472,6 +481,7 @@ bool init()
 	choose_secrets((uintptr_t)m);
 	g_fast.small_len = g_pool.mapped * SPAN;
 	g_fast.small_end = MAX + 1;
+	g_fast.large_free = LARGE_FREE;
 	__atomic_store_n(&g_fast.small_base, (uintptr_t)g_base, __ATOMIC_RELEASE);
 	return true;
 }
@@ -567,6 +577,15 @@ static uint64_t monotonic_ns()
 	uint64_t end = monotonic_ns();
 	__atomic_store_n(&g_pool.next_trim_ns, end + TRIM_SPACING * (end - start),
 			 __ATOMIC_RELAXED);
+}
+
+void freed_underneath(size_t size) noexcept
+{
+	size_t total = __atomic_add_fetch(&g_pool.freed_since_trim, size, __ATOMIC_RELAXED);
+	if (total >= TRIM_FREED) {
+		__atomic_store_n(&g_pool.freed_since_trim, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&g_pool.trim_due, true, __ATOMIC_RELAXED);
+	}
 }
 
 void *refill(unsigned c)

@@ -217,14 +217,18 @@ void fork_child() HIDDEN;
  * system. True if memory was given back. */
 bool trim() HIDDEN;
 
+/* A block of size bytes (at least g_fast.large_free) is about to be freed by the
+ * allocator underneath: once enough is, that allocator trims (small_heap.cpp). */
+void freed_underneath(size_t size) noexcept HIDDEN;
+
 /* What mallinfo2() adds for the heap. */
 struct usage {
 	size_t mapped;		/* spans holding memory: in a class, or empty not yet purged */
 	size_t in_use;		/* slots handed out (a cache's count as in use, as glibc's
 				 * tcache's do), less this thread's cache */
 	size_t spans_in_classes, spans_empty, spans_purged;
-	/* glibc's trims as the heap grew: made, and let by because the last one was too
-	 * recent for what it cost */
+	/* glibc's trims as the heap grew or large blocks were freed: made, and let by
+	 * because the last one was too recent for what it cost */
 	uint64_t trims_done, trims_spaced_out;
 };
 usage usage_now() HIDDEN;

@@ -7,7 +7,8 @@
  *    in an order of its own, so that the slots the caches keep back lie in every
  *    one of its spans;
  *  - memory glibc holds free (a hole below its arena's top) goes back to the system
- *    as the heap grows, so the two heaps together stay near glibc alone;
+ *    as the heap grows, and as large blocks are freed, so the two heaps together
+ *    stay near glibc alone;
  *  - after free and malloc_trim(0) the resident memory is within 5 MB of glibc's;
  *    without malloc_trim, empty spans go back once they have been empty a while;
  *  - a span emptied and purged is handed out again, to another class and zeroed;
@@ -158,6 +159,37 @@ static int child_glibc_hole(void)
 	free_all(n);
 	free(big[HOLE_BLOCKS - 1]);
 	fprintf(stderr, "%ld\n", end - hole);
+	return 0;
+}
+
+/* 8 MiB of small blocks made and freed: their spans stay, empty. Then 8 MiB of
+ * glibc's blocks of 64 KiB freed, less the last one, leaving a hole; then the small
+ * blocks again, into the spans. The heap does not grow this time: only the large
+ * frees can make glibc give the hole back. glibc alone serves the second small
+ * blocks from the hole. Prints the growth over the start, in KiB. */
+static int child_hole_after_spans(void)
+{
+	long start = proc_status_kb("VmRSS:");
+	const int n = HOLE_BLOCKS * HOLE_SIZE / FILL_SIZE;
+	for (int i = 0; i < n; i++)
+		memset(blocks[i] = malloc(FILL_SIZE), 6, FILL_SIZE);
+	free_all(n);
+	void *big[HOLE_BLOCKS];
+	for (int i = 0; i < HOLE_BLOCKS; i++)
+		memset(big[i] = malloc(HOLE_SIZE), 5, HOLE_SIZE);
+	for (int i = 0; i < HOLE_BLOCKS - 1; i++)
+		free(big[i]);
+	for (int i = 0; i < n; i++)
+		memset(blocks[i] = m_block(FILL_SIZE), 6, FILL_SIZE);
+	long end = proc_status_kb("VmRSS:");
+	if (getenv("ALLOCINFO") == NULL) {
+		struct site_counts c = site_lookup(__FILE__, m_line, "m_block");
+		if (c.bytes != (long long)FILL_SIZE * n || c.calls != (unsigned long long)n)
+			return 1;
+	}
+	free_all(n);
+	free(big[HOLE_BLOCKS - 1]);
+	fprintf(stderr, "%ld\n", end - start);
 	return 0;
 }
 
@@ -502,6 +534,18 @@ static void test_glibc_hole_goes_back_as_the_heap_grows(void **state)
 	assert_true(heap <= plain + 1536);
 }
 
+static void test_glibc_hole_goes_back_as_large_blocks_are_freed(void **state)
+{
+	(void)state;
+	long heap, plain;
+	heap_and_glibc_kb("spanhole", &heap, &plain);
+	print_message("8 MiB of small blocks again, into their spans, after an 8 MiB hole: "
+		      "+%ld KiB, glibc +%ld KiB\n", heap, plain);
+	/* Both hold the small blocks' 8 MiB; keeping the hole would be 8 MiB more. */
+	assert_true(plain > 8000);
+	assert_true(heap <= plain + 1536);
+}
+
 static void test_slow_glibc_trims_are_spaced_out(void **state)
 {
 	(void)state;
@@ -603,7 +647,7 @@ int main(int argc, char **argv)
 		{ "move", child_spans_move },	 { "rlimit", child_rlimit },
 		{ "mallinfo", child_mallinfo },	 { "aligned", child_aligned },
 		{ "scatter", child_scattered_phase }, { "hole", child_glibc_hole },
-		{ "fragtrim", child_fragmented_glibc },
+		{ "fragtrim", child_fragmented_glibc }, { "spanhole", child_hole_after_spans },
 	};
 	if (argc == 2) {
 		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
@@ -616,6 +660,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_scattered_phase_change_peak_near_glibc),
 		cmocka_unit_test(test_trim_gives_back_as_glibc),
 		cmocka_unit_test(test_glibc_hole_goes_back_as_the_heap_grows),
+		cmocka_unit_test(test_glibc_hole_goes_back_as_large_blocks_are_freed),
 		cmocka_unit_test(test_slow_glibc_trims_are_spaced_out),
 		cmocka_unit_test(test_empty_spans_go_back_after_a_while),
 		cmocka_unit_test(test_purged_span_is_reused),
