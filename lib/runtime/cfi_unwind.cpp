@@ -347,13 +347,25 @@ const uint8_t *find_fde(const uint8_t *hdr, uintptr_t pc)
 	return reinterpret_cast<const uint8_t *>(base + table[lo].fde);
 }
 
-} /* namespace */
+void note_object(tables_read *read, const struct dl_find_object &obj)
+{
+	if (!read)
+		return;
+	for (int i = 0; i < read->n; i++)
+		if (read->objects[i].eh_frame_hdr == obj.dlfo_eh_frame)
+			return;
+	if (read->n < tables_read::MAX)
+		read->objects[read->n++] = { (uintptr_t)obj.dlfo_map_start,
+					     (uintptr_t)obj.dlfo_map_end, obj.dlfo_eh_frame,
+					     obj.dlfo_link_map };
+}
 
-bool row_at(uintptr_t pc, row &out)
+bool row_in(uintptr_t pc, row &out, tables_read *read)
 {
 	struct dl_find_object obj;
 	if (_dl_find_object(reinterpret_cast<void *>(pc), &obj) != 0 || !obj.dlfo_eh_frame)
 		return false;
+	note_object(read, obj);
 	const uint8_t *fde = find_fde(static_cast<const uint8_t *>(obj.dlfo_eh_frame), pc);
 	const uint8_t *body, *end;
 	if (!fde || !entry_bounds(fde, &body, &end))
@@ -391,8 +403,16 @@ bool row_at(uintptr_t pc, row &out)
 	return true;
 }
 
+} /* namespace */
+
+bool row_at(uintptr_t pc, row &out)
+{
+	return row_in(pc, out, nullptr);
+}
+
 /* Uninstrumented, as libgcc's unwinder is: it reads other frames' saved registers. */
-[[gnu::noinline, gnu::no_sanitize_address]] walk_end walk(visitor visit, void *arg)
+[[gnu::noinline, gnu::no_sanitize_address]] walk_end walk(visitor visit, void *arg,
+							   tables_read *read)
 {
 	uintptr_t ip, sp, bp;
 	asm volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
@@ -401,7 +421,7 @@ bool row_at(uintptr_t pc, row &out)
 	bool exact = true;	/* ip is where this frame is, not a return address */
 	for (int depth = 0; depth < 256; depth++) {
 		row rw;
-		if (!row_at(exact ? ip : ip - 1, rw))
+		if (!row_in(exact ? ip : ip - 1, rw, read))
 			return walk_end::unknown;
 		uintptr_t cfa = (rw.cfa_reg == REG_RSP ? sp : bp) + (uintptr_t)rw.cfa_offset;
 		uintptr_t ra_slot = cfa + (uintptr_t)rw.ra_offset;
@@ -438,7 +458,7 @@ bool row_at(uintptr_t, row &)
 	return false;
 }
 
-walk_end walk(visitor, void *)
+walk_end walk(visitor, void *, tables_read *)
 {
 	return walk_end::unknown;
 }

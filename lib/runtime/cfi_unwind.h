@@ -18,6 +18,8 @@
 #ifndef ALLOCINFO_CFI_UNWIND_H
 #define ALLOCINFO_CFI_UNWIND_H
 
+#include <link.h>
+
 #include "internal.h"
 
 namespace allocinfo {
@@ -34,8 +36,22 @@ enum class walk_end {
  * stop. */
 using visitor = bool (*)(void *arg, uintptr_t ip, uintptr_t cfa);
 
-/* Visits the frame of walk()'s caller, then its callers'. */
-walk_end walk(visitor visit, void *arg) HIDDEN;
+/* The objects whose unwind tables a walk read, as _dl_find_object() gave them (the
+ * first MAX; table_pages.h gives their pages back). */
+struct tables_read {
+	static constexpr int MAX = 8;
+	struct object {
+		uintptr_t map_start, map_end;
+		const void *eh_frame_hdr;
+		const ::link_map *map;
+	};
+	object objects[MAX];
+	int n = 0;
+};
+
+/* Visits the frame of walk()'s caller, then its callers'; read, when given, collects
+ * the objects whose tables were read. */
+walk_end walk(visitor visit, void *arg, tables_read *read = nullptr) HIDDEN;
 
 /* The row of the frame at pc, for tests: the CFA as register (6 rbp, 7 rsp) plus
  * offset, and where rbp and the return address are saved (offsets from the CFA; 0 for

@@ -8,6 +8,7 @@
 
 #include "cfi_unwind.h"
 #include "registry.h"
+#include "table_pages.h"
 #include "wrappers.h"
 
 namespace allocinfo {
@@ -150,7 +151,10 @@ bool unwind_from(uintptr_t known_ra, uintptr_t base, unwound_path &out)
 	u.known_ra = known_ra;
 	/* The unwind tables read here first; libgcc's unwinder for what they cannot
 	 * walk (loaded then), from the start again. */
-	if (cfi::walk(collect, &u) == cfi::walk_end::unknown) {
+	cfi::tables_read read;
+	cfi::walk_end end = cfi::walk(collect, &u, &read);
+	tables_after_walk(read);
+	if (end == cfi::walk_end::unknown) {
 		pthread_once(&g_unwinder_once, find_unwinder);
 		if (!g_backtrace)
 			return false;	/* no unwinder: the allocation is charged where it is */

@@ -24,6 +24,7 @@
 #include "small_heap.h"
 #include "store.h"
 #include "store_bpf.h"
+#include "table_pages.h"
 #include "thread_shard.h"
 
 namespace allocinfo {
@@ -114,6 +115,7 @@ void fork_parent()
 void fork_child()
 {
 	route_fork_child();
+	tables_fork_child();
 	small::fork_child();
 	store_fork_child();	/* a private copy; published at the first update */
 	shards_fork_child();

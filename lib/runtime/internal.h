@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define ALLOCINFO_LIBRARY 1
 #include "allocinfo.h"
@@ -181,6 +182,14 @@ void note_constructors_running() HIDDEN;
 
 /* One line on stderr, starting "allocinfo: ". Never allocates. */
 void log_message(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2)));
+
+/* CLOCK_MONOTONIC in nanoseconds, for spacing out slow housekeeping. */
+static inline uint64_t monotonic_ns()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
 
 } /* namespace allocinfo */
 

@@ -25,6 +25,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/wrappers.h lib/runtime/wrappers.cpp \
 	lib/runtime/frames.h lib/runtime/frames.cpp \
 	lib/runtime/cfi_unwind.h lib/runtime/cfi_unwind.cpp \
+	lib/runtime/table_pages.h lib/runtime/table_pages.cpp \
 	lib/runtime/pointer_info.cpp \
 	lib/runtime/allocators.h lib/runtime/allocators.cpp \
 	lib/runtime/suballoc.h lib/runtime/suballoc.cpp \

@@ -20,6 +20,7 @@
 #include "callbacks.h"
 #include "foreign_path.h"
 #include "route.h"
+#include "table_pages.h"
 
 using namespace allocinfo;
 
@@ -458,7 +459,9 @@ EXPORT int dlclose(void *handle)
 		__atomic_store_n(&next, fn, __ATOMIC_RELEASE);
 	}
 	route_before_dlclose();
+	tables_before_dlclose();
 	int r = fn(handle);
+	tables_after_dlclose();
 	route_after_dlclose();
 	scan_unloaded();
 	return r;

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "introspection.h"
+#include "table_pages.h"
 #include "thread_shard.h"
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -556,13 +557,6 @@ static void reclaim_idle(unsigned c)
 	}
 }
 
-static uint64_t monotonic_ns()
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-}
-
 /* The allocator underneath trims, unless the last trim was too recent for what it
  * cost (TRIM_SPACING). */
 [[gnu::noinline]] static void trim_spaced()
@@ -622,6 +616,8 @@ void *refill(unsigned c)
 	if (unlikely(__atomic_load_n(&g_pool.trim_due, __ATOMIC_RELAXED)) &&
 	    __atomic_exchange_n(&g_pool.trim_due, false, __ATOMIC_RELAXED))
 		trim_spaced();
+	if (unlikely(__atomic_load_n(&g_tables_waiting, __ATOMIC_RELAXED)))
+		give_back_waiting_tables();
 	if (!n)
 		return nullptr;
 	/* One for the caller, the rest for the cache, which is empty. */

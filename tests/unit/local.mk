@@ -135,6 +135,13 @@ tests_unit_test_heap_memory_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_heap_memory_LDADD = $(UNIT_LDADD) -lpthread
 tests_unit_test_heap_memory_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_heap_memory
+
+check_PROGRAMS += tests/unit/test_table_pages
+tests_unit_test_table_pages_SOURCES = tests/unit/test_table_pages.c
+tests_unit_test_table_pages_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_table_pages_LDADD = $(UNIT_LDADD)
+tests_unit_test_table_pages_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/unit/test_table_pages
 endif
 
 if ENABLE_UNIT
