@@ -85,6 +85,9 @@ struct waiting {
 };
 waiting g_waiting;
 pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+/* dlclose() calls this thread is inside: a destructor may dlclose another object, and
+ * the outer call holds the lock already. */
+thread_local unsigned t_dlclose_depth;
 
 void note_range(uintptr_t lo, uintptr_t hi)
 {
@@ -175,14 +178,16 @@ void give_back_waiting_tables()
 
 void tables_before_dlclose()
 {
-	pthread_mutex_lock(&g_lock);
+	if (t_dlclose_depth++ == 0)
+		pthread_mutex_lock(&g_lock);
 	g_waiting.n = 0;
 	__atomic_store_n(&g_tables_waiting, false, __ATOMIC_RELAXED);
 }
 
 void tables_after_dlclose()
 {
-	pthread_mutex_unlock(&g_lock);
+	if (--t_dlclose_depth == 0)
+		pthread_mutex_unlock(&g_lock);
 }
 
 /* The child is single-threaded: a lock held in the parent at fork is not held here. */

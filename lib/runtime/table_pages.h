@@ -20,8 +20,9 @@
  * Giving back costs 20-30 microseconds (the pagemap read, the unmapping and its TLB
  * flush). After one that took d, the next waits TABLES_SPACING * d; the ranges noted
  * meanwhile wait, and the next walk or refill of the small-block heap after that
- * gives them back. dlclose() holds the lock while objects leave, and drops what
- * waits: no range is given back once its object may be gone.
+ * gives them back. dlclose() holds the lock while objects leave (the outermost one,
+ * when a destructor calls it again), and drops what waits: no range is given back
+ * once its object may be gone.
  */
 #ifndef ALLOCINFO_TABLE_PAGES_H
 #define ALLOCINFO_TABLE_PAGES_H

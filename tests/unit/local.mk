@@ -153,6 +153,14 @@ tests_unit_libplugin_la_CFLAGS = $(AM_CFLAGS) -g
 tests_unit_libplugin_la_LDFLAGS = -rpath /nowhere -avoid-version -module
 AM_TESTS_ENVIRONMENT += PLUGIN='$(abs_top_builddir)/tests/unit/.libs/libplugin.so'; export PLUGIN;
 
+# A library whose destructor dlcloses the plugin: dlclose inside dlclose.
+check_LTLIBRARIES += tests/unit/libnested.la
+tests_unit_libnested_la_SOURCES = tests/unit/nested.c
+tests_unit_libnested_la_CFLAGS = $(AM_CFLAGS) -g
+tests_unit_libnested_la_LDFLAGS = -rpath /nowhere -avoid-version -module
+tests_unit_libnested_la_LIBADD = $(DL_LIBS)
+AM_TESTS_ENVIRONMENT += NESTED='$(abs_top_builddir)/tests/unit/.libs/libnested.so'; export NESTED;
+
 check_PROGRAMS += tests/unit/test_dlopen tests/unit/test_process
 tests_unit_test_dlopen_SOURCES = tests/unit/test_dlopen.c tests/unit/dl_util.h \
 	tests/unit/report_check.h

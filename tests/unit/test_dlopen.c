@@ -3,7 +3,8 @@
  * Shared libraries loaded and unloaded at run time: a plugin's call sites appear with
  * its module name; after dlclose its live allocations keep their tags (unloaded:yes)
  * until freed, then the tags leave the report and their slots are reused; a reader
- * renders reports while other threads load, allocate, free and unload.
+ * renders reports while other threads load, allocate, free and unload; a dlclose
+ * inside another one (a library's destructor unloading the plugin) returns.
  */
 #include <allocinfo.h>
 
@@ -210,6 +211,25 @@ static void test_reader_against_loaders(void **state)
 	}
 }
 
+/* The library holds a lock of its own across dlclose (table_pages.h); a destructor
+ * that calls dlclose must not wait for it. */
+static void test_dlclose_inside_dlclose(void **state)
+{
+	(void)state;
+	const char *nested = getenv("NESTED"), *plugin = getenv("PLUGIN");
+	if (!nested || !plugin)
+		skip();
+	alarm(20);	/* a deadlock fails the test rather than hanging it */
+	void *h = dlopen(nested, RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(h);
+	int (*loaded)(void) = (int (*)(void))dlsym(h, "nested_loaded");
+	assert_non_null(loaded);
+	assert_true(loaded());
+	assert_int_equal(dlclose(h), 0);
+	alarm(0);
+	assert_null(dlopen(plugin, RTLD_NOW | RTLD_NOLOAD));	/* unloaded as well */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -217,6 +237,7 @@ int main(void)
 		cmocka_unit_test(test_dlclose_with_live_memory),
 		cmocka_unit_test(test_slots_are_reused),
 		cmocka_unit_test(test_reader_against_loaders),
+		cmocka_unit_test(test_dlclose_inside_dlclose),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
