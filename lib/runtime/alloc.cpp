@@ -66,6 +66,12 @@ void release_unowned(void *p) noexcept
 	backend::free(rec);
 }
 
+void release_large(alloc_record *rec, size_t size) noexcept
+{
+	small::freed_underneath(size);
+	backend::free(rec);
+}
+
 void *allocate_foreign(uint32_t slot, size_t size, bool zero, uint32_t flags)
 {
 	return allocate_foreign_inline(slot, size, zero, flags);

@@ -223,6 +223,9 @@ void release_other_delete(void *p) noexcept HIDDEN;
 void release_slow(void *p, int op = ALLOCINFO_OP_FREE) noexcept HIDDEN;
 /* free() of p, with a plain record, by a thread without a shard of its own. */
 void release_unowned(void *p) noexcept HIDDEN;
+/* The end of free() of a block of g_fast.large_free bytes or more, counted: noted
+ * for the small-block heap's trims (small_heap.h), then freed underneath. */
+void release_large(alloc_record *rec, size_t size) noexcept HIDDEN;
 
 /* free() of a slot of the small-block heap that is not the common case: a wrong
  * pointer, or a thread that does not cache. */
@@ -268,8 +271,10 @@ static inline void release(void *p, int op = ALLOCINFO_OP_FREE)
 	size_t size = rec->size;
 	sub_owned_at(shard, rec->counter & g_fast.counter_mask, (int64_t)size);
 	rec->meta = 0;	/* no stale record once glibc merges the chunk (pointer_info.cpp) */
-	if (unlikely(size >= g_fast.large_free))
-		small::freed_underneath(size);
+	if (unlikely(size >= g_fast.large_free)) {
+		release_large(rec, size);
+		return;
+	}
 	backend::free(rec);
 }
 
