@@ -190,10 +190,13 @@ void tables_after_dlclose()
 		pthread_mutex_unlock(&g_lock);
 }
 
-/* The child is single-threaded: a lock held in the parent at fork is not held here. */
+/* The child is single-threaded: a lock another thread held at fork is not held here;
+ * this thread's own, inside a dlclose (a destructor that forks), still is. */
 void tables_fork_child()
 {
 	pthread_mutex_init(&g_lock, nullptr);
+	if (t_dlclose_depth)
+		pthread_mutex_lock(&g_lock);
 }
 
 } /* namespace allocinfo */
