@@ -8,8 +8,9 @@
  * locks: an entry's slot is written before its key (release), and keys are never
  * changed except to a tombstone when their object is unloaded. It starts with 256
  * entries (a page) and doubles, up to CALLER_TABLE_SIZE, whenever it would be half
- * full: each caller touches the page it hashes to, so a table of fixed size cost a
- * process with a few hundred callers most of a MiB. A new table is filled, then
+ * full, or a new key finds its probe window full before that: each caller touches the
+ * page it hashes to, so a table of fixed size cost a process with a few hundred
+ * callers most of a MiB. A new table is filled, then
  * published; the old one is kept as it was, so a reader still in it finds what it
  * held, or misses and takes the locked path, which looks in the new one. The number
  * of distinct callers is bounded; beyond the bound callers share the overflow tag.

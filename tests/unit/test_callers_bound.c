@@ -3,7 +3,9 @@
  * Caller tags are bounded: a program with more distinct callers than the bound (here
  * 20,000 generated call sites, each a few bytes of machine code) gets at most that many
  * caller tags, the rest share the overflow tag, and every allocation is still counted.
- * Before it, threads meet thousands of callers at once while the caller table grows.
+ * Before it, callers that hash to one probe window make the table grow rather than
+ * share the overflow tag, and threads meet thousands of callers at once while the
+ * caller table grows.
  */
 #include <allocinfo.h>
 
@@ -48,6 +50,66 @@ static unsigned char *make_stubs(int n)
 static void *call_stub(unsigned char *code, int i, size_t n)
 {
 	return ((void *(*)(size_t))(void *)(code + (size_t)i * STUB_SIZE))(n);
+}
+
+/* The caller table's hash of a return address (caller_tags.h), its low 16 bits. */
+static uint32_t caller_hash(uintptr_t ra)
+{
+	return ((uint32_t)ra * 0x9e3779b1u) >> 16;
+}
+
+/* Callers that all hash to one place in every table up to 4,096 entries, and apart
+ * in a table of 8,192: more of them than a probe window holds (16). Each must get its
+ * own caller tag, the table growing for them, and none share the overflow tag. */
+enum { SAME_HASH = 17, SAME_SIZE = 72, SAME_REGION = 64 << 20 };
+static void test_callers_hashing_together_grow_the_table(void **state)
+{
+	(void)state;
+	unsigned char *code = mmap(NULL, SAME_REGION, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	assert_true(code != MAP_FAILED);
+	/* A stub's return address is 16 bytes into it (make_stubs()'s code). */
+	size_t at[SAME_HASH];
+	int found = 0, high = 0;
+	uint32_t want = caller_hash((uintptr_t)code + 16) & 4095;
+	for (size_t off = 0; off + STUB_SIZE <= SAME_REGION && found < SAME_HASH; off += STUB_SIZE) {
+		uint32_t h = caller_hash((uintptr_t)code + off + 16);
+		if ((h & 4095) != want)
+			continue;
+		int up = (h >> 12) & 1;	/* both halves of the 8,192 table, none overfull */
+		if ((up && high == SAME_HASH / 2) || (!up && found - high == SAME_HASH - SAME_HASH / 2))
+			continue;
+		high += up;
+		at[found++] = off;
+	}
+	assert_int_equal(found, SAME_HASH);
+	unsigned char *one = make_stubs(1);	/* the stub's code, copied to each place */
+	for (int i = 0; i < SAME_HASH; i++)
+		memcpy(code + at[i], one, STUB_SIZE);
+	assert_int_equal(mprotect(code, SAME_REGION, PROT_READ | PROT_EXEC), 0);
+
+	void *blocks[SAME_HASH];
+	for (int i = 0; i < SAME_HASH; i++)
+		blocks[i] = ((void *(*)(size_t))(void *)(code + at[i]))(SAME_SIZE);
+
+	site_lookup("", 0, NULL);
+	int lines = 0;
+	for (const char *l = site_report_text(); *l;) {
+		const char *nl = strchr(l, '\n');
+		long long bytes;
+		unsigned long long calls;
+		char loc[256], module[256];
+		if (sscanf(l, "%lld %llu %255s [%255[^]]]", &bytes, &calls, loc, module) == 4 &&
+		    strcmp(module, "??") == 0 && bytes == SAME_SIZE && calls == 1)
+			lines++;
+		if (!nl)
+			break;
+		l = nl + 1;
+	}
+	assert_int_equal(lines, SAME_HASH);
+	for (int i = 0; i < SAME_HASH; i++)
+		free(blocks[i]);
+	/* Both mappings stay: the table still knows these callers. */
 }
 
 /* Threads that meet callers for the first time while the caller table doubles
@@ -160,7 +222,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #if defined(__x86_64__)
-		/* First: the bound is the next test's, and these callers count toward it. */
+		/* First, while the table is small. */
+		cmocka_unit_test(test_callers_hashing_together_grow_the_table),
+		/* Before the bound's test: these callers count toward it. */
 		cmocka_unit_test(test_callers_met_by_threads_while_the_table_grows),
 #endif
 		cmocka_unit_test(test_callers_are_bounded),
