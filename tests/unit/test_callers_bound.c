@@ -52,6 +52,36 @@ static void *call_stub(unsigned char *code, int i, size_t n)
 	return ((void *(*)(size_t))(void *)(code + (size_t)i * STUB_SIZE))(n);
 }
 
+/* Calls visit with each report line of code outside any object (module "??"), the
+ * stubs' lines. */
+static void for_each_stub_line(void (*visit)(long long bytes, unsigned long long calls,
+					     void *arg),
+			       void *arg)
+{
+	site_lookup("", 0, NULL);
+	for (const char *l = site_report_text(); *l;) {
+		const char *nl = strchr(l, '\n');
+		long long bytes;
+		unsigned long long calls;
+		char loc[256], module[256];
+		if (sscanf(l, "%lld %llu %255s [%255[^]]]", &bytes, &calls, loc, module) == 4 &&
+		    strcmp(module, "??") == 0)
+			visit(bytes, calls, arg);
+		if (!nl)
+			break;
+		l = nl + 1;
+	}
+}
+
+enum { SAME_HASH = 17, SAME_SIZE = 72, SAME_REGION = 64 << 20 };
+
+/* A line of one of test_callers_hashing_together_grow_the_table()'s stubs. */
+static void count_same_hash_line(long long bytes, unsigned long long calls, void *arg)
+{
+	if (bytes == SAME_SIZE && calls == 1)
+		++*(int *)arg;
+}
+
 /* The caller table's hash of a return address (caller_tags.h), its low 16 bits. */
 static uint32_t caller_hash(uintptr_t ra)
 {
@@ -61,7 +91,6 @@ static uint32_t caller_hash(uintptr_t ra)
 /* Callers that all hash to one place in every table up to 4,096 entries, and apart
  * in a table of 8,192: more of them than a probe window holds (16). Each must get its
  * own caller tag, the table growing for them, and none share the overflow tag. */
-enum { SAME_HASH = 17, SAME_SIZE = 72, SAME_REGION = 64 << 20 };
 static void test_callers_hashing_together_grow_the_table(void **state)
 {
 	(void)state;
@@ -92,20 +121,8 @@ static void test_callers_hashing_together_grow_the_table(void **state)
 	for (int i = 0; i < SAME_HASH; i++)
 		blocks[i] = ((void *(*)(size_t))(void *)(code + at[i]))(SAME_SIZE);
 
-	site_lookup("", 0, NULL);
 	int lines = 0;
-	for (const char *l = site_report_text(); *l;) {
-		const char *nl = strchr(l, '\n');
-		long long bytes;
-		unsigned long long calls;
-		char loc[256], module[256];
-		if (sscanf(l, "%lld %llu %255s [%255[^]]]", &bytes, &calls, loc, module) == 4 &&
-		    strcmp(module, "??") == 0 && bytes == SAME_SIZE && calls == 1)
-			lines++;
-		if (!nl)
-			break;
-		l = nl + 1;
-	}
+	for_each_stub_line(count_same_hash_line, &lines);
 	assert_int_equal(lines, SAME_HASH);
 	for (int i = 0; i < SAME_HASH; i++)
 		free(blocks[i]);
@@ -128,6 +145,20 @@ static void *meet_callers(void *arg)
 	return NULL;
 }
 
+struct grow_lines {
+	long long lines, calls;
+};
+
+/* Each stub was called once by each thread in each round, with 40 bytes. */
+static void check_grow_line(long long bytes, unsigned long long calls, void *arg)
+{
+	struct grow_lines *g = arg;
+	g->lines++;
+	g->calls += (long long)calls;
+	assert_int_equal(calls, GROW_THREADS * GROW_ROUNDS);
+	assert_int_equal(bytes, 40LL * GROW_THREADS * GROW_ROUNDS);
+}
+
 static void test_callers_met_by_threads_while_the_table_grows(void **state)
 {
 	(void)state;
@@ -138,26 +169,10 @@ static void test_callers_met_by_threads_while_the_table_grows(void **state)
 	for (int t = 0; t < GROW_THREADS; t++)
 		assert_int_equal(pthread_join(th[t], NULL), 0);
 
-	site_lookup("", 0, NULL);
-	long long lines = 0, calls_total = 0;
-	for (const char *l = site_report_text(); *l;) {
-		const char *nl = strchr(l, '\n');
-		long long bytes;
-		unsigned long long calls;
-		char loc[256], module[256];
-		if (sscanf(l, "%lld %llu %255s [%255[^]]]", &bytes, &calls, loc, module) == 4 &&
-		    strcmp(module, "??") == 0) {
-			lines++;
-			calls_total += (long long)calls;
-			assert_int_equal(calls, GROW_THREADS * GROW_ROUNDS);
-			assert_int_equal(bytes, 40LL * GROW_THREADS * GROW_ROUNDS);
-		}
-		if (!nl)
-			break;
-		l = nl + 1;
-	}
-	assert_int_equal(lines, GROW_STUBS);
-	assert_int_equal(calls_total, (long long)GROW_STUBS * GROW_THREADS * GROW_ROUNDS);
+	struct grow_lines g = { 0, 0 };
+	for_each_stub_line(check_grow_line, &g);
+	assert_int_equal(g.lines, GROW_STUBS);
+	assert_int_equal(g.calls, (long long)GROW_STUBS * GROW_THREADS * GROW_ROUNDS);
 	for (int t = 0; t < GROW_THREADS; t++)
 		for (int i = 0; i < GROW_ROUNDS * GROW_STUBS; i++)
 			free(grow_blocks[t][i]);
