@@ -5,7 +5,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
-#include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -21,7 +21,7 @@ constexpr uintptr_t PAGE = 4096;
 constexpr uint64_t TABLES_SPACING = 50;
 constexpr int MAX_WAITING = 16;
 
-uint64_t g_next_ns;	/* no give back before this (CLOCK_MONOTONIC), under g_lock */
+uint64_t g_next_ns;	/* no give back before this (CLOCK_MONOTONIC), under the lock */
 
 bool has_text_relocations(const ElfW(Dyn) *d)
 {
@@ -84,7 +84,18 @@ struct waiting {
 	int n;
 };
 waiting g_waiting;
-pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Taken without waiting after a walk or at a refill, waiting in dlclose(). A flag, not
+ * a pthread mutex: pthread_mutex_trylock() reads a jump table on a page of libc's
+ * read-only data that a program may otherwise never map (64 KiB of it, with the
+ * kernel's fault around). */
+bool g_locked;
+bool try_lock() { return !__atomic_exchange_n(&g_locked, true, __ATOMIC_ACQUIRE); }
+void lock()
+{
+	while (!try_lock())
+		sched_yield();
+}
+void unlock() { __atomic_store_n(&g_locked, false, __ATOMIC_RELEASE); }
 /* dlclose() calls this thread is inside: a destructor may dlclose another object, and
  * the outer call holds the lock already. */
 thread_local unsigned t_dlclose_depth;
@@ -132,7 +143,7 @@ bool only_file_pages(uintptr_t lo, uintptr_t hi)
 	return ok;
 }
 
-/* Under g_lock. */
+/* Under the lock. */
 void give_back_locked()
 {
 	uint64_t start = monotonic_ns();
@@ -155,7 +166,7 @@ bool g_tables_waiting;
 void tables_after_walk(const cfi::tables_read &read)
 {
 	const uintptr_t self = (uintptr_t)&tables_after_walk;
-	if (!read.n || pthread_mutex_trylock(&g_lock) != 0)
+	if (!read.n || !try_lock())
 		return;	/* another thread's give back, or a dlclose */
 	for (int i = 0; i < read.n; i++) {
 		const cfi::tables_read::object &o = read.objects[i];
@@ -165,21 +176,21 @@ void tables_after_walk(const cfi::tables_read &read)
 	}
 	__atomic_store_n(&g_tables_waiting, g_waiting.n != 0, __ATOMIC_RELAXED);
 	give_back_locked();
-	pthread_mutex_unlock(&g_lock);
+	unlock();
 }
 
 void give_back_waiting_tables()
 {
-	if (pthread_mutex_trylock(&g_lock) != 0)
+	if (!try_lock())
 		return;
 	give_back_locked();
-	pthread_mutex_unlock(&g_lock);
+	unlock();
 }
 
 void tables_before_dlclose()
 {
 	if (t_dlclose_depth++ == 0)
-		pthread_mutex_lock(&g_lock);
+		lock();
 	g_waiting.n = 0;
 	__atomic_store_n(&g_tables_waiting, false, __ATOMIC_RELAXED);
 }
@@ -187,16 +198,14 @@ void tables_before_dlclose()
 void tables_after_dlclose()
 {
 	if (--t_dlclose_depth == 0)
-		pthread_mutex_unlock(&g_lock);
+		unlock();
 }
 
 /* The child is single-threaded: a lock another thread held at fork is not held here;
  * this thread's own, inside a dlclose (a destructor that forks), still is. */
 void tables_fork_child()
 {
-	pthread_mutex_init(&g_lock, nullptr);
-	if (t_dlclose_depth)
-		pthread_mutex_lock(&g_lock);
+	__atomic_store_n(&g_locked, t_dlclose_depth != 0, __ATOMIC_RELAXED);
 }
 
 } /* namespace allocinfo */
