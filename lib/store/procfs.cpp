@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* Parsing of /proc and /sys files without allocating. */
+/*
+ * Parsing of /proc and /sys files without allocating. Every process runs these at
+ * start-up, so they format and parse numbers by hand: glibc's printf and strto*
+ * families are code a program may never run, and a call maps the 64 KiB of libc
+ * around it into every process (performance.md, "No libc code mapped for the
+ * library alone").
+ */
 #include "procfs.h"
 
 #include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -31,21 +36,35 @@ ssize_t read_small_file(const char *path, char *buf, size_t size)
 	return (ssize_t)used;
 }
 
-uint32_t possible_cpus()
+const char *parse_decimal(const char *p, uint64_t *value)
 {
-	char buf[256];
-	if (read_small_file("/sys/devices/system/cpu/possible", buf, sizeof(buf)) <= 0)
-		return 0;
-	/* A list of ranges such as "0-3,8-11": the answer is the highest id + 1. */
-	unsigned long highest = 0;
+	uint64_t v = 0;
+	const char *start = p;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			v = UINT64_MAX;	/* saturates, as strtoull does */
+		else
+			v = v * 10 + d;
+	}
+	if (p == start)
+		return nullptr;
+	*value = v;
+	return p;
+}
+
+uint32_t parse_cpu_list(const char *list)
+{
+	/* Ranges such as "0-3,8-11": the answer is the highest id + 1. */
+	uint64_t highest = 0;
 	bool any = false;
-	for (char *p = buf; *p;) {
-		if (*p < '0' || *p > '9') {
+	for (const char *p = list; *p;) {
+		uint64_t v;
+		const char *end = parse_decimal(p, &v);
+		if (!end) {
 			p++;
 			continue;
 		}
-		char *end;
-		unsigned long v = strtoul(p, &end, 10);
 		if (v > highest || !any)
 			highest = v;
 		any = true;
@@ -54,15 +73,33 @@ uint32_t possible_cpus()
 	return any && highest < 1u << 20 ? (uint32_t)highest + 1 : 0;
 }
 
+uint32_t possible_cpus()
+{
+	char buf[256];
+	if (read_small_file("/sys/devices/system/cpu/possible", buf, sizeof(buf)) <= 0)
+		return 0;
+	return parse_cpu_list(buf);
+}
+
 bool read_proc_stat(pid_t pid, proc_stat &out)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_small_file(path, buf, sizeof(buf)) <= 0)
+	if (pid <= 0)
+		return false;
+	/* "/proc/<pid>/stat", the digits written from the end */
+	char path[32], buf[1024];
+	char *p = path + sizeof(path);
+	static const char tail[] = "/stat";
+	p -= sizeof(tail);
+	memcpy(p, tail, sizeof(tail));
+	for (unsigned v = (unsigned)pid; v; v /= 10)
+		*--p = (char)('0' + v % 10);
+	p -= 6;
+	memcpy(p, "/proc/", 6);
+	if (read_small_file(p, buf, sizeof(buf)) <= 0)
 		return false;
 	/* The command name (field 2) may hold spaces and parentheses: count fields
 	 * from the last ')'. */
-	char *p = strrchr(buf, ')');
+	p = strrchr(buf, ')');
 	if (!p)
 		return false;
 	p++;
@@ -71,12 +108,13 @@ bool read_proc_stat(pid_t pid, proc_stat &out)
 			p++;
 		if (!*p)
 			return false;
+		uint64_t v;
 		if (field == 3)
 			out.state = *p;
-		else if (field == 4)
-			out.ppid = (int)strtol(p, nullptr, 10);
-		else if (field == 22)
-			out.start_time = strtoull(p, nullptr, 10);
+		else if (field == 4 && parse_decimal(p, &v))
+			out.ppid = v <= INT_MAX ? (int)v : 0;
+		else if (field == 22 && parse_decimal(p, &v))
+			out.start_time = v;
 		while (*p && *p != ' ')
 			p++;
 	}

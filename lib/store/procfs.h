@@ -30,6 +30,14 @@ bool read_proc_stat(pid_t pid, proc_stat &out);
  * process does not exist or cannot be read. */
 uint64_t process_start_time(pid_t pid);
 
+/* The unsigned decimal number at p (digits only, saturating at UINT64_MAX) in
+ * *value; returns where it ends, or null when p holds no digit. */
+const char *parse_decimal(const char *p, uint64_t *value);
+
+/* A CPU list such as "0-3,8-11" (the kernel's format): the highest id + 1; 0 when
+ * it names none, or more than 2^20 CPUs. */
+uint32_t parse_cpu_list(const char *list);
+
 /* Reads a whole small file into buf (NUL-terminated); returns its length or -1. */
 ssize_t read_small_file(const char *path, char *buf, size_t size);
 

@@ -263,3 +263,20 @@ tests_unit_test_profiler_cxx_LDADD = $(UNIT_LDADD) $(DL_LIBS)
 tests_unit_test_profiler_cxx_LDFLAGS = $(TEST_LINK_FLAGS) -rdynamic
 TESTS += tests/unit/test_profiler_cxx
 endif
+
+if ENABLE_UNIT
+# Preloaded by test_startup_libc: counts liballocinfo's calls to printf and strto*.
+check_LTLIBRARIES += tests/unit/liblibctrap.la
+tests_unit_liblibctrap_la_SOURCES = tests/unit/libc_trap.c
+tests_unit_liblibctrap_la_CFLAGS = -std=gnu11 $(WARN_CFLAGS) -g -U_FORTIFY_SOURCE
+tests_unit_liblibctrap_la_LDFLAGS = -rpath /nowhere -avoid-version -module
+tests_unit_liblibctrap_la_LIBADD = $(DL_LIBS)
+AM_TESTS_ENVIRONMENT += LIBC_TRAP='$(abs_top_builddir)/tests/unit/.libs/liblibctrap.so'; export LIBC_TRAP;
+
+check_PROGRAMS += tests/unit/test_startup_libc
+tests_unit_test_startup_libc_SOURCES = tests/unit/test_startup_libc.c
+tests_unit_test_startup_libc_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_startup_libc_LDADD = tests/unit/libplain.la $(UNIT_LDADD) $(DL_LIBS)
+tests_unit_test_startup_libc_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/unit/test_startup_libc
+endif

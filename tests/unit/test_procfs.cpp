@@ -53,11 +53,61 @@ static void test_possible_cpus(void **state)
 	assert_true(n >= (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
 }
 
+static void test_proc_stat_fields(void **state)
+{
+	(void)state;
+	allocinfo::proc_stat ps;
+	assert_true(allocinfo::read_proc_stat(getpid(), ps));
+	assert_int_equal(ps.state, 'R');
+	assert_int_equal(ps.ppid, getppid());
+	allocinfo::proc_stat none;
+	assert_false(allocinfo::read_proc_stat(0, none));
+	assert_false(allocinfo::read_proc_stat(-1, none));
+	assert_false(allocinfo::read_proc_stat(0x7ffffff0, none));
+}
+
+static void test_cpu_list(void **state)
+{
+	(void)state;
+	assert_int_equal(allocinfo::parse_cpu_list("0\n"), 1);
+	assert_int_equal(allocinfo::parse_cpu_list("0-1\n"), 2);
+	assert_int_equal(allocinfo::parse_cpu_list("0-3,8-11\n"), 12);
+	assert_int_equal(allocinfo::parse_cpu_list("8-11,0-3"), 12);	/* highest, not last */
+	assert_int_equal(allocinfo::parse_cpu_list("0-1048575"), 1048576);
+	assert_int_equal(allocinfo::parse_cpu_list("0-1048576"), 0);	/* beyond the bound */
+	assert_int_equal(allocinfo::parse_cpu_list("0-99999999999999999999999"), 0);
+	assert_int_equal(allocinfo::parse_cpu_list(""), 0);
+	assert_int_equal(allocinfo::parse_cpu_list("\n"), 0);
+	assert_int_equal(allocinfo::parse_cpu_list("none"), 0);
+}
+
+static void test_decimal(void **state)
+{
+	(void)state;
+	uint64_t v = 7;
+	const char *s = "18446744073709551615 x";
+	assert_ptr_equal(allocinfo::parse_decimal(s, &v), s + 20);
+	assert_true(v == UINT64_MAX);
+	s = "18446744073709551616";	/* one more: saturates */
+	assert_ptr_equal(allocinfo::parse_decimal(s, &v), s + 20);
+	assert_true(v == UINT64_MAX);
+	s = "0042)";
+	assert_ptr_equal(allocinfo::parse_decimal(s, &v), s + 4);
+	assert_int_equal(v, 42);
+	v = 7;
+	assert_null(allocinfo::parse_decimal("-1", &v));
+	assert_null(allocinfo::parse_decimal("", &v));
+	assert_int_equal(v, 7);	/* untouched without digits */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_start_time),
 		cmocka_unit_test(test_possible_cpus),
+		cmocka_unit_test(test_proc_stat_fields),
+		cmocka_unit_test(test_cpu_list),
+		cmocka_unit_test(test_decimal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
