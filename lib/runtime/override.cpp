@@ -553,11 +553,18 @@ std::new_handler current_new_handler()
 	return likely(p != nullptr) ? p : new_failed(n, align, ra, nothrow);
 }
 
+/* Another allocator first is tested before callbacks: its path is closed while
+ * any are registered (foreign_path.h). */
 [[gnu::noinline]] void *new_off(size_t n, uintptr_t ra)
 {
-	if (unlikely(callbacks::wanted()))
-		return new_with_callbacks(n, 0, ra, false);
-	void *p = malloc_off<false>(n, ra);
+	void *p;
+	if (foreign_go()) {
+		p = foreign_malloc(n, false, ra);
+	} else {
+		if (unlikely(callbacks::wanted()))
+			return new_with_callbacks(n, 0, ra, false);
+		p = malloc_off<false>(n, ra);
+	}
 	return likely(p != nullptr) ? p : new_failed(n, 0, ra, false);
 }
 
@@ -606,12 +613,15 @@ inline void *do_new_nothrow(size_t n, size_t align, uintptr_t ra) noexcept
 	do_delete(p);
 }
 
+/* p is not null, not a slot, and has not the plain record: what release() would find
+ * too, so its next step is taken at once (over another allocator, every counted
+ * block's case). */
 [[gnu::noinline]] void sized_delete_slow(void *p, size_t n) noexcept
 {
 	if (g_fast.debug)
 		sized_delete_debug(p, n);
 	else
-		do_delete(p);
+		release_other_delete(p);
 }
 
 /* Under ALLOCINFO_DEBUG every block has a marked record (or none), never the plain
