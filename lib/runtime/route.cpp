@@ -74,11 +74,11 @@ bool g_routing_busy;
 
 #ifndef ALLOCINFO_NO_ROUTING
 
-/* A name's first three characters as one word (with its end, when shorter): most
- * of a C++ library's relocations name symbols that begin with _ZN or _ZT, every
- * routed C++ one begins with _Zn or _Zd, so one compare a name rejects nearly all of
- * them (comparing whole names took 3 million instructions at each start of a
- * program whose allocator loads libstdc++). */
+/* A name's first three characters as one word (with its end, when shorter). Most of
+ * a C++ library's relocations name symbols that begin with _ZN or _ZT, and every
+ * routed C++ name begins with _Zn or _Zd: comparing these words first rejects nearly
+ * every relocation (whole names compared took 3 million instructions at each start
+ * of a program whose allocator loads libstdc++). */
 inline uint32_t prefix_of(const char *s)
 {
 	uint32_t p = (unsigned char)s[0];
