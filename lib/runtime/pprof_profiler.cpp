@@ -20,6 +20,7 @@
 #include "frames.h"
 #include "options.h"
 #include "plain_vector.h"
+#include "procfs.h"
 #include "reader_loader.h"
 
 extern char **environ;
@@ -594,15 +595,10 @@ size_t env_size(const char *name, size_t fallback)
 
 bool parse_size(const char *s, size_t *out)
 {
-	if (!s || *s < '0' || *s > '9')
+	uint64_t v;
+	const char *p = s ? parse_decimal(s, &v) : nullptr;
+	if (!p || v == UINT64_MAX)	/* no digits, or too many */
 		return false;
-	unsigned long long v = 0;
-	const char *p = s;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (~0ull - 9) / 10)
-			return false;
-		v = v * 10 + (unsigned long long)(*p - '0');
-	}
 	unsigned shift = 0;
 	if (strcmp(p, "KiB") == 0)
 		shift = 10;
