@@ -29,6 +29,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/pointer_info.cpp \
 	lib/runtime/allocators.h lib/runtime/allocators.cpp \
 	lib/runtime/suballoc.h lib/runtime/suballoc.cpp \
+	lib/runtime/bound_at_load.h \
 	lib/runtime/small_heap.h lib/runtime/small_heap.cpp \
 	lib/runtime/introspection.h lib/runtime/introspection.cpp \
 	lib/runtime/alloc.h lib/runtime/alloc.cpp \

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bound_at_load.h"
 #include "frames.h"
 #include "options.h"
 #include "plain_vector.h"

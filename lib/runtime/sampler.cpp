@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "bound_at_load.h"
 #include "rcu_published.h"
 #include "registry.h"
 #include "stack_trace.h"

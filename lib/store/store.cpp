@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bound_at_load.h"
 #include "procfs.h"
 #include "registry.h"
 #include "store_bpf.h"
