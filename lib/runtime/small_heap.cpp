@@ -4,13 +4,13 @@
 #include "small_heap.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <time.h>
 
+#include "futex_lock.h"
 #include "introspection.h"
 #include "table_pages.h"
 #include "thread_shard.h"
@@ -63,7 +63,7 @@ struct list {
  * without either: a slot is only ever freed while its span belongs to its class.
  */
 struct alignas(64) class_state {
-	pthread_mutex_t lock;
+	futex_lock lock;
 	list partial;		/* spans with a free or never-used slot */
 	size_t out;		/* slots out of its spans (in caches and batches too) */
 	size_t spans;		/* spans it holds */
@@ -99,7 +99,7 @@ constexpr size_t TRIM_FREED = 256 << 10;
 constexpr unsigned MAX_WAITING = 8;
 
 struct alignas(64) pool_state {
-	pthread_mutex_t lock;
+	futex_lock lock;
 	list empty;		/* newest first: the next one handed out is warm */
 	list purged;
 	uint32_t n_empty, n_purged;
@@ -247,16 +247,16 @@ void maybe_purge()
 	uint32_t i = __atomic_load_n(&g_pool.empty.tail, __ATOMIC_RELAXED);
 	if (i == NONE || now_ms() - g_spans[i].emptied_ms < PURGE_DELAY_MS)
 		return;
-	pthread_mutex_lock(&g_pool.lock);
+	g_pool.lock.lock();
 	purge_expired(now_ms());
-	pthread_mutex_unlock(&g_pool.lock);
+	g_pool.lock.unlock();
 }
 
 /* A span for class c from the pool: a resident empty one, then a purged one, then one
  * never used; NONE when the heap can have no more. */
 [[gnu::noinline]] uint32_t take_span(unsigned c)
 {
-	pthread_mutex_lock(&g_pool.lock);
+	g_pool.lock.lock();
 	uint32_t i = NONE;
 	if ((i = g_pool.empty.head) != NONE) {
 		list_remove(g_pool.empty, i);
@@ -282,14 +282,14 @@ void maybe_purge()
 		s.cls = (uint8_t)c;
 		__atomic_store_n(&g_class_table[i], (uint8_t)c, __ATOMIC_RELEASE);
 	}
-	pthread_mutex_unlock(&g_pool.lock);
+	g_pool.lock.unlock();
 	return i;
 }
 
 /* Span i, empty, goes back to the pool. */
 [[gnu::noinline]] void give_span(uint32_t i)
 {
-	pthread_mutex_lock(&g_pool.lock);
+	g_pool.lock.lock();
 	span &s = g_spans[i];
 	s.cls = NO_CLASS;
 	__atomic_store_n(&g_class_table[i], NO_CLASS, __ATOMIC_RELEASE);
@@ -299,7 +299,7 @@ void maybe_purge()
 	list_push(g_pool.empty, i);
 	g_pool.n_empty++;
 	purge_expired(now);
-	pthread_mutex_unlock(&g_pool.lock);
+	g_pool.lock.unlock();
 }
 
 /* Under class c's lock: up to n slots from its spans, linked as a cache's list from
@@ -468,15 +468,13 @@ bool init()
 	/* The class table is left zero, not NO_CLASS: 256 KiB that stay untouched. A span
 	 * never handed out then reads as class 0, and a free() into it still fails,
 	 * on its zero trailer. */
-	for (class_state &k : g_classes) {
-		pthread_mutex_init(&k.lock, nullptr);
+	for (class_state &k : g_classes) {	/* the locks start free (futex_lock.h) */
 		k.partial = { NONE, NONE };
 		k.out = 0;
 		k.spans = 0;
 		k.batches = nullptr;
 		k.n_batches = 0;
 	}
-	pthread_mutex_init(&g_pool.lock, nullptr);
 	g_pool.empty = g_pool.purged = { NONE, NONE };
 	g_pool.mapped = GROW / SPAN;
 	choose_secrets((uintptr_t)m);
@@ -550,10 +548,10 @@ static void reclaim_idle(unsigned c)
 	for (unsigned d = 0; d < CLASSES; d++) {
 		if (d == c || !t_cache.count[d] || !class_idle(d, 0))
 			continue;
-		pthread_mutex_lock(&g_classes[d].lock);
+		g_classes[d].lock.lock();
 		if (class_idle(d, 0))
 			drain_locked(d);
-		pthread_mutex_unlock(&g_classes[d].lock);
+		g_classes[d].lock.unlock();
 	}
 }
 
@@ -598,7 +596,7 @@ void *refill(unsigned c)
 	    __atomic_load_n(&k.partial.head, __ATOMIC_RELAXED) == NONE &&
 	    __atomic_load_n(&g_pool.n_empty, __ATOMIC_RELAXED) == 0)
 		reclaim_idle(c);
-	pthread_mutex_lock(&k.lock);
+	k.lock.lock();
 	if (void **b = static_cast<void **>(k.batches)) {	/* a waiting batch, whole */
 		void *next = encode_link(b[1], &b[1]);
 		n = (unsigned)(uintptr_t)b[2];
@@ -610,7 +608,7 @@ void *refill(unsigned c)
 	} else {
 		n = take_slots(c, g_batch[c], &first);
 	}
-	pthread_mutex_unlock(&k.lock);
+	k.lock.unlock();
 	maybe_purge();
 	/* Read without the lock: a trim missed waits for the next refill. */
 	if (unlikely(__atomic_load_n(&g_pool.trim_due, __ATOMIC_RELAXED)) &&
@@ -638,7 +636,7 @@ static void give_back(unsigned c, unsigned n)
 	for (unsigned i = 1; i < n; i++)
 		last = pop_checked(c);
 	class_state &k = g_classes[c];
-	pthread_mutex_lock(&k.lock);
+	k.lock.lock();
 	bool idle = class_idle(c, n);
 	if (!idle && k.n_batches < MAX_WAITING) {
 		*static_cast<void **>(last) = encode_link(nullptr, last);
@@ -647,7 +645,7 @@ static void give_back(unsigned c, unsigned n)
 		b[2] = reinterpret_cast<void *>((uintptr_t)n);
 		k.batches = b;
 		k.n_batches++;
-		pthread_mutex_unlock(&k.lock);
+		k.lock.unlock();
 		maybe_purge();
 		return;
 	}
@@ -660,7 +658,7 @@ static void give_back(unsigned c, unsigned n)
 	}
 	if (idle)
 		drain_locked(c);
-	pthread_mutex_unlock(&k.lock);
+	k.lock.unlock();
 	maybe_purge();
 }
 
@@ -671,16 +669,16 @@ void flush(unsigned c)
 
 static void return_waiting(unsigned c)
 {
-	pthread_mutex_lock(&g_classes[c].lock);
+	g_classes[c].lock.lock();
 	return_waiting_locked(c);
-	pthread_mutex_unlock(&g_classes[c].lock);
+	g_classes[c].lock.unlock();
 }
 
 void release_to_span(void *p, unsigned c)
 {
-	pthread_mutex_lock(&g_classes[c].lock);
+	g_classes[c].lock.lock();
 	return_slot(c, p);
-	pthread_mutex_unlock(&g_classes[c].lock);
+	g_classes[c].lock.unlock();
 }
 
 void thread_exit()
@@ -697,23 +695,24 @@ void fork_child()
 	if (g_fast.small_base == NO_BASE)
 		return;
 	/* A lock held at fork: its holder was halfway through a change. */
+	/* Only a held lock is written: the classes' pages stay shared with the parent. */
 	for (unsigned c = 0; c < CLASSES; c++) {
 		class_state &k = g_classes[c];
-		if (pthread_mutex_trylock(&k.lock) != 0) {
-			k.partial = { NONE, NONE };
-			k.batches = nullptr;
-			k.n_batches = 0;
-			for (uint32_t i = 0; i < g_pool.top; i++)
-				if (g_class_table[i] == c)
-					g_spans[i].on = ASIDE;
-		}
-		pthread_mutex_init(&k.lock, nullptr);
+		if (!k.lock.held())
+			continue;
+		k.partial = { NONE, NONE };
+		k.batches = nullptr;
+		k.n_batches = 0;
+		for (uint32_t i = 0; i < g_pool.top; i++)
+			if (g_class_table[i] == c)
+				g_spans[i].on = ASIDE;
+		k.lock.reset();
 	}
-	if (pthread_mutex_trylock(&g_pool.lock) != 0) {
+	if (g_pool.lock.held()) {
 		g_pool.empty = g_pool.purged = { NONE, NONE };
 		g_pool.n_empty = g_pool.n_purged = 0;
+		g_pool.lock.reset();
 	}
-	pthread_mutex_init(&g_pool.lock, nullptr);
 }
 
 bool trim()
@@ -723,11 +722,11 @@ bool trim()
 	thread_exit();	/* this thread's cache; other threads' stay theirs */
 	for (unsigned c = 0; c < CLASSES; c++)
 		return_waiting(c);
-	pthread_mutex_lock(&g_pool.lock);
+	g_pool.lock.lock();
 	bool any = g_pool.empty.tail != NONE;
 	while (g_pool.empty.tail != NONE)
 		purge(g_pool.empty.tail);
-	pthread_mutex_unlock(&g_pool.lock);
+	g_pool.lock.unlock();
 	return any;
 }
 
@@ -741,11 +740,11 @@ usage usage_now()
 		size_t mine = t_cache.count[c];
 		u.in_use += (out > mine ? out - mine : 0) * stride(c);
 	}
-	pthread_mutex_lock(&g_pool.lock);
+	g_pool.lock.lock();
 	u.spans_empty = g_pool.n_empty;
 	u.spans_purged = g_pool.n_purged;
 	u.spans_in_classes = g_pool.top - g_pool.n_empty - g_pool.n_purged;
-	pthread_mutex_unlock(&g_pool.lock);
+	g_pool.lock.unlock();
 	u.mapped = (u.spans_in_classes + u.spans_empty) * SPAN;
 	u.trims_done = __atomic_load_n(&g_pool.trims_done, __ATOMIC_RELAXED);
 	u.trims_spaced_out = __atomic_load_n(&g_pool.trims_spaced_out, __ATOMIC_RELAXED);
