@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A lock of one word, for the small-block heap's classes and pool.
+ * A lock of one word, for the small-block heap's classes and pool, and for the
+ * give-back of unwind tables' pages (table_pages.cpp).
  *
  * Taken and released by one atomic instruction each when nobody waits, inline;
  * glibc's pthread_mutex_lock() and unlock() took about 55 instructions a pair
@@ -29,6 +30,12 @@ public:
 		if (unlikely(!__atomic_compare_exchange_n(&word_, &free, HELD, false,
 							  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
 			lock_contended();
+	}
+	bool try_lock()
+	{
+		uint32_t free = FREE;
+		return __atomic_compare_exchange_n(&word_, &free, HELD, false, __ATOMIC_ACQUIRE,
+						   __ATOMIC_RELAXED);
 	}
 	void unlock()
 	{

@@ -5,10 +5,11 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
-#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "futex_lock.h"
 
 namespace allocinfo {
 
@@ -84,18 +85,14 @@ struct waiting {
 	int n;
 };
 waiting g_waiting;
-/* Taken without waiting after a walk or at a refill, waiting in dlclose(). A flag, not
- * a pthread mutex: pthread_mutex_trylock() reads a jump table on a page of libc's
+/* Taken without waiting after a walk or at a refill, waiting in dlclose(). Not a
+ * pthread mutex: pthread_mutex_trylock() reads a jump table on a page of libc's
  * read-only data that a program may otherwise never map (64 KiB of it, with the
  * kernel's fault around). */
-bool g_locked;
-bool try_lock() { return !__atomic_exchange_n(&g_locked, true, __ATOMIC_ACQUIRE); }
-void lock()
-{
-	while (!try_lock())
-		sched_yield();
-}
-void unlock() { __atomic_store_n(&g_locked, false, __ATOMIC_RELEASE); }
+futex_lock g_lock;
+bool try_lock() { return g_lock.try_lock(); }
+void lock() { g_lock.lock(); }
+void unlock() { g_lock.unlock(); }
 /* dlclose() calls this thread is inside: a destructor may dlclose another object, and
  * the outer call holds the lock already. */
 thread_local unsigned t_dlclose_depth;
@@ -205,7 +202,9 @@ void tables_after_dlclose()
  * this thread's own, inside a dlclose (a destructor that forks), still is. */
 void tables_fork_child()
 {
-	__atomic_store_n(&g_locked, t_dlclose_depth != 0, __ATOMIC_RELAXED);
+	g_lock.reset();
+	if (t_dlclose_depth)	/* forked inside dlclose(): still this thread's */
+		g_lock.try_lock();
 }
 
 } /* namespace allocinfo */
