@@ -26,7 +26,7 @@ class futex_lock {
 public:
 	void lock()
 	{
-		uint32_t free = 0;
+		uint32_t free = FREE;
 		if (unlikely(!__atomic_compare_exchange_n(&word_, &free, HELD, false,
 							  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
 			lock_contended();
