@@ -4,7 +4,8 @@
  * dlclose'd, from several threads at once, and from inside a liburcu call_rcu
  * callback. Each child must come alive (no lock inherited held), count exactly from
  * the parent's figures, and exit; a child that hangs is killed by its alarm and the
- * test fails.
+ * test fails. And what a child costs: its fork handlers bind no function through the
+ * loader (each binding faults in loader and symbol-table pages in every child).
  */
 #include <allocinfo.h>
 
@@ -14,6 +15,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +28,7 @@
 
 #include "dl_util.h"
 #include "site_report.h"
+#include "spawn_self.h"
 
 #define CHILD_SECONDS 10
 
@@ -195,12 +200,88 @@ static void test_fork_from_call_rcu(void **state)
 	assert_int_equal(rc, 0);
 }
 
-int main(void)
+/* ---- what the child binds ----------------------------------------------------------- */
+
+/* Run with LD_DEBUG=bindings: counts a block, forks, and prints the child's pid. The
+ * child's _exit, never called before, is the one binding a plain child makes: it shows
+ * that the child's bindings are seen. */
+static int child_forks_once(void)
 {
+	void *p = malloc(40);
+	free(p);
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(0);
+	if (pid < 0)
+		return 80;
+	printf("%d\n", (int)pid);
+	fflush(stdout);
+	return reap(pid);
+}
+
+static void test_fork_child_binds_nothing(void **state)
+{
+	(void)state;
+	const char *san = getenv("ALLOCINFO_SANITIZER");
+	if (san && strcmp(san, "no"))
+		skip();	/* the sanitizer's own fork handlers bind what they bind */
+	char dir[] = "/tmp/allocinfo-bind.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char out[256], env_out[300], pid_file[300], err[4096];
+	snprintf(out, sizeof(out), "%s/ld", dir);
+	snprintf(env_out, sizeof(env_out), "LD_DEBUG_OUTPUT=%s", out);
+	snprintf(pid_file, sizeof(pid_file), "ALLOCINFO_TEST_PID_FILE=%s/pid", dir);
+	const char *drop[] = { "LD_DEBUG", NULL };
+	const char *add[] = { "LD_DEBUG=bindings", env_out, pid_file, NULL };
+	assert_int_equal(spawn_self("forks-once", drop, add, err, sizeof(err)), 0);
+	char path[300];
+	snprintf(path, sizeof(path), "%s/pid", dir);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	int child = 0;
+	assert_int_equal(fscanf(f, "%d", &child), 1);
+	fclose(f);
+	/* The loader writes to LD_DEBUG_OUTPUT.<pid of the process that opened it>; the
+	 * child inherits that file, and its lines start with its own pid. That pid is not
+	 * the spawned test's, so every file of the directory is read. */
+	char prefix[32];
+	snprintf(prefix, sizeof(prefix), "%d:", child);
+	int lines = 0, from_library = 0;
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "cat %s/ld.*", dir);
+	FILE *all = popen(cmd, "r");
+	assert_non_null(all);
+	char line[1024];
+	while (fgets(line, sizeof(line), all)) {
+		const char *l = line + strspn(line, " \t");
+		if (strncmp(l, prefix, strlen(prefix)) || !strstr(l, "binding file"))
+			continue;
+		lines++;
+		if (strstr(l, "liballocinfo")) {
+			from_library++;
+			fprintf(stderr, "the child bound: %s", l);
+		}
+	}
+	pclose(all);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	assert_int_equal(system(path), 0);
+	assert_true(lines >= 1);	/* _exit: the child's bindings were seen */
+	assert_int_equal(from_library, 0);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "forks-once") == 0) {
+		const char *pid_file = getenv("ALLOCINFO_TEST_PID_FILE");
+		if (!pid_file || !freopen(pid_file, "w", stdout))
+			return 81;
+		return child_forks_once();
+	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fork_after_dlclose),
 		cmocka_unit_test(test_fork_from_threads),
 		cmocka_unit_test(test_fork_from_call_rcu),
+		cmocka_unit_test(test_fork_child_binds_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
