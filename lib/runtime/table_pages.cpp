@@ -90,9 +90,6 @@ waiting g_waiting;
  * read-only data that a program may otherwise never map (64 KiB of it, with the
  * kernel's fault around). */
 futex_lock g_lock;
-bool try_lock() { return g_lock.try_lock(); }
-void lock() { g_lock.lock(); }
-void unlock() { g_lock.unlock(); }
 /* dlclose() calls this thread is inside: a destructor may dlclose another object, and
  * the outer call holds the lock already. */
 thread_local unsigned t_dlclose_depth;
@@ -163,7 +160,7 @@ bool g_tables_waiting;
 void tables_after_walk(const cfi::tables_read &read)
 {
 	const uintptr_t self = (uintptr_t)&tables_after_walk;
-	if (!read.n || !try_lock())
+	if (!read.n || !g_lock.try_lock())
 		return;	/* another thread's give back, or a dlclose */
 	for (int i = 0; i < read.n; i++) {
 		const cfi::tables_read::object &o = read.objects[i];
@@ -173,21 +170,21 @@ void tables_after_walk(const cfi::tables_read &read)
 	}
 	__atomic_store_n(&g_tables_waiting, g_waiting.n != 0, __ATOMIC_RELAXED);
 	give_back_locked();
-	unlock();
+	g_lock.unlock();
 }
 
 void give_back_waiting_tables()
 {
-	if (!try_lock())
+	if (!g_lock.try_lock())
 		return;
 	give_back_locked();
-	unlock();
+	g_lock.unlock();
 }
 
 void tables_before_dlclose()
 {
 	if (t_dlclose_depth++ == 0)
-		lock();
+		g_lock.lock();
 	g_waiting.n = 0;
 	__atomic_store_n(&g_tables_waiting, false, __ATOMIC_RELAXED);
 }
@@ -195,7 +192,7 @@ void tables_before_dlclose()
 void tables_after_dlclose()
 {
 	if (--t_dlclose_depth == 0)
-		unlock();
+		g_lock.unlock();
 }
 
 /* The child is single-threaded: a lock another thread held at fork is not held here;
