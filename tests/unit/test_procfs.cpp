@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 extern "C" {
@@ -66,6 +69,47 @@ static void test_proc_stat_fields(void **state)
 	assert_false(allocinfo::read_proc_stat(0x7ffffff0, none));
 }
 
+/* Another process's name is its owner's to choose: one that looks like the fields
+ * after it must not shift them. */
+static void test_proc_stat_hostile_name(void **state)
+{
+	(void)state;
+	int ready[2];
+	assert_int_equal(pipe(ready), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_NAME, ") Z 1 7 (99", 0, 0, 0);	/* 15 bytes: all kept */
+		char c = 1;
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	char c;
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	allocinfo::proc_stat ps;
+	bool ok = allocinfo::read_proc_stat(pid, ps);
+	char name[64] = "";
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (f) {
+		if (!fgets(name, sizeof(name), f))
+			name[0] = '\0';
+		fclose(f);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, nullptr, 0);
+	close(ready[0]);
+	close(ready[1]);
+	assert_string_equal(name, ") Z 1 7 (99\n");	/* the name took */
+	assert_true(ok);
+	assert_true(ps.state == 'R' || ps.state == 'S');	/* not the name's Z */
+	assert_int_equal(ps.ppid, getpid());
+	assert_true(ps.start_time >= allocinfo::process_start_time(getpid()));
+}
+
 static void test_cpu_list(void **state)
 {
 	(void)state;
@@ -106,6 +150,7 @@ int main(void)
 		cmocka_unit_test(test_start_time),
 		cmocka_unit_test(test_possible_cpus),
 		cmocka_unit_test(test_proc_stat_fields),
+		cmocka_unit_test(test_proc_stat_hostile_name),
 		cmocka_unit_test(test_cpu_list),
 		cmocka_unit_test(test_decimal),
 	};
