@@ -54,7 +54,8 @@ lib_liballocinfo_la_CXXFLAGS = $(CORE_CXXFLAGS) -ftls-model=initial-exec
 lib_liballocinfo_la_LIBADD = lib/liboverride.la lib/libprocfs.la $(DL_LIBS) -lpthread
 # --as-needed: the C++ compiler driver adds libstdc++, which nothing here uses.
 lib_liballocinfo_la_LDFLAGS = -version-info 0:0:0 -Wl,--as-needed \
-	-Wl,--version-script=$(top_srcdir)/lib/runtime/liballocinfo.sym -Wl,-z,nodelete
+	-Wl,--version-script=$(top_srcdir)/lib/runtime/liballocinfo.sym -Wl,-z,nodelete \
+	$(RELR_LDFLAGS)
 EXTRA_lib_liballocinfo_la_DEPENDENCIES = $(top_srcdir)/lib/runtime/liballocinfo.sym
 
 # What a process loads only when it needs it (lib/store/reader_module.h): its own
