@@ -31,18 +31,23 @@ inline __attribute__((always_inline)) void *allocate_lean(uint32_t slot, size_t 
 
 } /* namespace */
 
-void *foreign_malloc(size_t n, bool zero, uintptr_t ra)
+template <bool Zero> void *foreign_malloc(size_t n, uintptr_t ra)
 {
 	if (route_pending())	/* objects loaded since: their calls first */
 		route_new_objects();
-	return allocate_lean(slot_for_caller(ra), n, zero);
+	return allocate_lean(slot_for_caller(ra), n, Zero);
 }
 
-void *foreign_site_malloc(const alloc_tag *t, size_t n, bool zero)
+template <bool Zero> void *foreign_site_malloc(const alloc_tag *t, size_t n)
 {
 	if (route_pending())
 		route_new_objects();
-	return allocate_lean(slot_for_site(t), n, zero);
+	return allocate_lean(slot_for_site(t), n, Zero);
 }
+
+template void *foreign_malloc<false>(size_t, uintptr_t);
+template void *foreign_malloc<true>(size_t, uintptr_t);
+template void *foreign_site_malloc<false>(const alloc_tag *, size_t);
+template void *foreign_site_malloc<true>(const alloc_tag *, size_t);
 
 } /* namespace allocinfo */

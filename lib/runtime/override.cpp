@@ -86,7 +86,7 @@ template <bool Zero>
 	if (likely(__atomic_load_n(&g_fast.plain_when_off, __ATOMIC_RELAXED)))
 		return Zero ? backend::calloc(1, n) : backend::malloc(n);
 	if (foreign_go())	/* another allocator first (foreign_path.h) */
-		return foreign_malloc(n, Zero, ra);
+		return foreign_malloc<Zero>(n, ra);
 	return malloc_slow(n, Zero, ra);
 }
 
@@ -96,7 +96,7 @@ template <bool Zero>
 	if (likely(__atomic_load_n(&g_fast.plain_when_off, __ATOMIC_RELAXED)))
 		return Zero ? backend::calloc(1, n) : backend::malloc(n);
 	if (foreign_go())
-		return foreign_site_malloc(t, n, Zero);
+		return foreign_site_malloc<Zero>(t, n);
 	return site_malloc_slow(t, n, Zero);
 }
 
@@ -559,7 +559,7 @@ std::new_handler current_new_handler()
 {
 	void *p;
 	if (foreign_go()) {
-		p = foreign_malloc(n, false, ra);
+		p = foreign_malloc<false>(n, ra);
 	} else {
 		if (unlikely(callbacks::wanted()))
 			return new_with_callbacks(n, 0, ra, false);
