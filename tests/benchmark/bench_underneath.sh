@@ -11,8 +11,9 @@
 #   preload    the baseline binary with LD_PRELOAD="liballocinfo.so X": the
 #              library comes first, X next
 # Time is the median CPU time per operation (wall time for the two-thread
-# producer/consumer), peak RSS the median maximum resident set (GNU time's %M);
-# each as a ratio to X alone, with the ratio of the best runs in parentheses.
+# producer/consumer), peak RSS the median of the runs' largest resident sets (read
+# every 2 ms, bench.h); each as a ratio to X alone, with the ratio of the best runs
+# in parentheses.
 set -u
 
 : "${top_builddir:?run through make bench}"
@@ -28,13 +29,6 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-if [ ! -x /usr/bin/time ]; then
-	echo "bench_underneath.sh: GNU time (/usr/bin/time) is needed for peak RSS" >&2
-	exit 1
-fi
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/allocinfo-under.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT
 # Stores are memfds, as users get them: a store file on a disk filesystem costs
 # each process milliseconds of page-cache work (user-guide.md).
 unset ALLOCINFO_STORE_DIR LD_PRELOAD ALLOCINFO ALLOCINFO_DEBUG ALLOCINFO_HEAP
@@ -43,7 +37,7 @@ library() {
 	/sbin/ldconfig -p 2>/dev/null | sed -n "s/^[[:space:]]*$1 (.*) => //p" | head -n 1
 }
 
-# run VARIANT ALLOCATOR-PATH PROGRAM ARGS...: "TIME-FIELDS peak_kb=N"
+# run VARIANT ALLOCATOR-PATH PROGRAM ARGS...: the program's result line
 run() {
 	local v=$1 lib=$2 prog=$3 pre
 	shift 3
@@ -53,8 +47,8 @@ run() {
 	preload) pre="$LIB $lib"; prog=$B/${prog}_plain ;;
 	esac
 	local out
-	out=$(LD_PRELOAD=$pre ALLOCINFO=1 /usr/bin/time -f 'peak_kb=%M' -o "$work/time" "$prog" "$@") || return 1
-	printf '%s %s\n' "$(grep '^wall_ns_per_op=' <<<"$out")" "$(cat "$work/time")"
+	out=$(LD_PRELOAD=$pre ALLOCINFO=1 BENCH_RSS_POLL_MS=2 "$prog" "$@") || return 1
+	grep '^wall_ns_per_op=' <<<"$out"
 }
 
 . "$(dirname "$0")/bench_lib.sh"
@@ -84,7 +78,7 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 mimalloc
 				v=${vs[(i + r) % 3]}
 				line=$(run "$v" "$lib" "$prog" "$@") || { echo "$prog ($v over $name) failed" >&2; continue; }
 				tim[$v]+="$(field $metric "$line")"$'\n'
-				rss[$v]+="$(field peak_kb "$line")"$'\n'
+				rss[$v]+="$(field polled_peak_kb "$line")"$'\n'
 			done
 		done
 		declare -A t=() m=()
