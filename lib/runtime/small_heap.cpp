@@ -78,11 +78,12 @@ struct alignas(64) class_state {
  * peak in one phase and whose small ones peak in another would otherwise be resident
  * for the sum of both peaks (jq's test suite: 17.6 MiB, against 14.7 MiB with glibc
  * serving everything). A trim walks every free chunk glibc has: usually far less work
- * than faulting in a MiB, but 3 ms with 100,000 of them. So after a trim that took
- * d, the next waits at least TRIM_SPACING * d: trims take at most about 2% of the
- * time. */
+ * than faulting in a MiB, but 3 ms with 100,000 of them. So trims spend from a
+ * budget that grows by 1/TRIM_SHARE of the time that passes, up to TRIM_BURST_NS: they
+ * take about 2% of the time at most, and cheap ones are never held back. */
 constexpr uint32_t TRIM_STEP = 64;
-constexpr uint64_t TRIM_SPACING = 50;
+constexpr uint64_t TRIM_SHARE = 50;
+constexpr int64_t TRIM_BURST_NS = 1000000;
 
 /* The other way two peaks add up: large blocks freed to glibc leave memory it keeps
  * (below its top, and at its top up to its trim threshold, which rises with the
@@ -108,10 +109,12 @@ struct alignas(64) pool_state {
 	uint32_t grow_skip;	/* span requests to let by before trying to grow again */
 	uint32_t resident_since_trim;	/* spans made resident since the last trim */
 	bool grow_blocked;	/* another mapping sits where the heap would grow */
-	bool trim_due;		/* set under the lock; the next refill, unlocked, trims */
-	uint64_t next_trim_ns;	/* no trim before this (CLOCK_MONOTONIC), read and set
-				 * without the lock */
-	uint64_t trims_done, trims_spaced_out;	/* for malloc_info */
+	bool trim_due;		/* atomic: the next refill, outside the locks, trims */
+	/* The trims' budget (trim_spaced()), atomic: what it held at budget_at_ns
+	 * (CLOCK_MONOTONIC; 0: never spent, a full budget). */
+	int64_t trim_budget_ns;
+	uint64_t budget_at_ns;
+	uint64_t trims_done, trims_spaced_out, trims_ns;	/* for malloc_info */
 	size_t freed_since_trim;	/* large blocks' bytes freed underneath, atomic */
 };
 
@@ -128,6 +131,15 @@ constexpr uint8_t batch_for(unsigned c)
 }
 constexpr unsigned MAX_BATCH = 32;
 
+
+/* A trim of the allocator underneath is due, for the next refill, outside every lock
+ * (trim_spaced()). A request made while one is still due is merged into it: counted
+ * as spaced out. */
+void request_trim()
+{
+	if (__atomic_exchange_n(&g_pool.trim_due, true, __ATOMIC_RELAXED))
+		__atomic_add_fetch(&g_pool.trims_spaced_out, 1, __ATOMIC_RELAXED);
+}
 
 uint32_t now_ms()
 {
@@ -271,7 +283,7 @@ void maybe_purge()
 		}
 		if (i != NONE && ++g_pool.resident_since_trim >= TRIM_STEP) {
 			g_pool.resident_since_trim = 0;
-			__atomic_store_n(&g_pool.trim_due, true, __ATOMIC_RELAXED);
+			request_trim();
 		}
 	}
 	if (i != NONE) {
@@ -555,20 +567,30 @@ static void reclaim_idle(unsigned c)
 	}
 }
 
-/* The allocator underneath trims, unless the last trim was too recent for what it
- * cost (TRIM_SPACING). */
+/* The allocator underneath trims, when the budget allows (TRIM_SHARE): else the
+ * trim stays due, for the first refill once it does. The thread that took trim_due
+ * is here; a second one, come for a request made during the trim, can only misjudge
+ * the budget. */
 [[gnu::noinline]] static void trim_spaced()
 {
 	uint64_t start = monotonic_ns();
-	if (start < __atomic_load_n(&g_pool.next_trim_ns, __ATOMIC_RELAXED)) {
-		__atomic_add_fetch(&g_pool.trims_spaced_out, 1, __ATOMIC_RELAXED);
+	uint64_t at = __atomic_load_n(&g_pool.budget_at_ns, __ATOMIC_RELAXED);
+	int64_t budget = __atomic_load_n(&g_pool.trim_budget_ns, __ATOMIC_RELAXED);
+	uint64_t grown = at ? (start - at) / TRIM_SHARE : (uint64_t)TRIM_BURST_NS;
+	budget = grown >= (uint64_t)(TRIM_BURST_NS - budget) ? TRIM_BURST_NS
+							      : budget + (int64_t)grown;
+	if (budget <= 0) {
+		__atomic_store_n(&g_pool.trim_budget_ns, budget, __ATOMIC_RELAXED);
+		__atomic_store_n(&g_pool.budget_at_ns, start, __ATOMIC_RELAXED);
+		__atomic_store_n(&g_pool.trim_due, true, __ATOMIC_RELAXED);
 		return;
 	}
 	__atomic_add_fetch(&g_pool.trims_done, 1, __ATOMIC_RELAXED);
 	trim_underneath();
 	uint64_t end = monotonic_ns();
-	__atomic_store_n(&g_pool.next_trim_ns, end + TRIM_SPACING * (end - start),
-			 __ATOMIC_RELAXED);
+	__atomic_add_fetch(&g_pool.trims_ns, end - start, __ATOMIC_RELAXED);
+	__atomic_store_n(&g_pool.trim_budget_ns, budget - (int64_t)(end - start), __ATOMIC_RELAXED);
+	__atomic_store_n(&g_pool.budget_at_ns, end, __ATOMIC_RELAXED);
 }
 
 void freed_underneath(size_t size) noexcept
@@ -576,7 +598,7 @@ void freed_underneath(size_t size) noexcept
 	size_t total = __atomic_add_fetch(&g_pool.freed_since_trim, size, __ATOMIC_RELAXED);
 	if (total >= TRIM_FREED) {
 		__atomic_store_n(&g_pool.freed_since_trim, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&g_pool.trim_due, true, __ATOMIC_RELAXED);
+		request_trim();
 	}
 }
 
@@ -748,6 +770,7 @@ usage usage_now()
 	u.mapped = (u.spans_in_classes + u.spans_empty) * SPAN;
 	u.trims_done = __atomic_load_n(&g_pool.trims_done, __ATOMIC_RELAXED);
 	u.trims_spaced_out = __atomic_load_n(&g_pool.trims_spaced_out, __ATOMIC_RELAXED);
+	u.trims_ns = __atomic_load_n(&g_pool.trims_ns, __ATOMIC_RELAXED);
 	return u;
 }
 

@@ -227,9 +227,10 @@ struct usage {
 	size_t in_use;		/* slots handed out (a cache's count as in use, as glibc's
 				 * tcache's do), less this thread's cache */
 	size_t spans_in_classes, spans_empty, spans_purged;
-	/* glibc's trims as the heap grew or large blocks were freed: made, and let by
-	 * because the last one was too recent for what it cost */
-	uint64_t trims_done, trims_spaced_out;
+	/* glibc's trims as the heap grew or large blocks were freed: made, requests
+	 * merged into one still due (held back while the trims' budget was spent), and
+	 * the time the trims took */
+	uint64_t trims_done, trims_spaced_out, trims_ns;
 };
 usage usage_now() HIDDEN;
 
