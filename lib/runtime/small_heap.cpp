@@ -548,6 +548,17 @@ static void drain_locked(unsigned c)
 		return_slot(c, pop_checked(c));
 }
 
+/* Under class c's lock: a batch from its spans would take a new span. */
+static bool span_wanted(unsigned c)
+{
+	const class_state &k = g_classes[c];
+	uint32_t i = k.partial.head;
+	if (i == NONE)
+		return true;
+	const span &s = g_spans[i];
+	return s.next == NONE && slots_per_span(c) - s.used < g_batch[c];
+}
+
 /*
  * Class c needs a span and the pool has no resident empty one: the idle classes'
  * slots in this thread's cache go back first. The slots the last frees of a class
@@ -613,12 +624,17 @@ void *refill(unsigned c)
 	void *first;
 	unsigned n;
 	class_state &k = g_classes[c];
-	/* Read without the locks: a wrong guess costs a scan, or a span. */
-	if (!__atomic_load_n(&k.batches, __ATOMIC_RELAXED) &&
-	    __atomic_load_n(&k.partial.head, __ATOMIC_RELAXED) == NONE &&
-	    __atomic_load_n(&g_pool.n_empty, __ATOMIC_RELAXED) == 0)
-		reclaim_idle(c);
 	k.lock.lock();
+	/* This refill will take a span, and the pool has no resident empty one: first
+	 * the idle classes' slots (reclaim_idle() takes their locks, so not with this
+	 * one held). A partial span too short for the batch counts: take_slots() then
+	 * takes a new one to finish it (jq's suite grew by 40 spans so, each kept by a
+	 * few cached slots of an idle class). */
+	if (!k.batches && span_wanted(c) && __atomic_load_n(&g_pool.n_empty, __ATOMIC_RELAXED) == 0) {
+		k.lock.unlock();
+		reclaim_idle(c);
+		k.lock.lock();
+	}
 	if (void **b = static_cast<void **>(k.batches)) {	/* a waiting batch, whole */
 		void *next = encode_link(b[1], &b[1]);
 		n = (unsigned)(uintptr_t)b[2];

@@ -309,6 +309,57 @@ static int child_purged_span_reused(void)
 	return 0;
 }
 
+/* Spans in classes, as malloc_info() reports them (-1 if it cannot be read). */
+static long spans_in_classes(void)
+{
+	char *doc = NULL;
+	size_t len = 0;
+	long n = -1;
+	FILE *f = open_memstream(&doc, &len);
+	if (!f)
+		return -1;
+	malloc_info(0, f);
+	fclose(f);
+	const char *at = doc ? strstr(doc, "<spans in-use=\"") : NULL;
+	if (!at || sscanf(at, "<spans in-use=\"%ld\"", &n) != 1)
+		n = -1;
+	free(doc);
+	return n;
+}
+
+/* Forty classes left holding nothing but this thread's cached slots (a block of
+ * each allocated, then all freed), while another class's span has fewer free slots
+ * than a refill takes: that refill must take a span. The idle classes' slots go back
+ * first, and their spans serve it; had it taken a new one, the forty would still be
+ * held by their classes. Prints how many more spans the classes hold after a span's
+ * worth of blocks of the growing class. */
+enum { IDLE_FIRST = 8, IDLE_CLASSES = 40, GROW_CLASS = 24, GROW_SLOTS = 39, GROW_BATCH = 4 };
+static int child_idle_classes(void)
+{
+	size_t grow = 24 + 16 * GROW_CLASS;	/* 408 usable bytes: 39 slots a span */
+	int n = 0;
+	/* Nine refills of four: the span's last three slots are left, the cache empty. */
+	while (n < GROW_SLOTS / GROW_BATCH * GROW_BATCH)
+		blocks[n++] = m_block(grow);
+	long before = spans_in_classes();
+	void *one[IDLE_CLASSES];
+	/* Each class's block live while the next takes a span (an idle class would give
+	 * its span to the next), then all freed. */
+	for (int c = IDLE_FIRST, made = 0; made < IDLE_CLASSES; c++)
+		if (c != GROW_CLASS)
+			one[made++] = m_block(24 + 16 * (size_t)c);
+	for (int i = 0; i < IDLE_CLASSES; i++)
+		free(one[i]);
+	while (n < 2 * GROW_SLOTS)
+		blocks[n++] = m_block(grow);
+	long after = spans_in_classes();
+	free_all(n);
+	if (before < 0 || after < 0)
+		return 1;
+	fprintf(stderr, "%ld\n", after - before);
+	return 0;
+}
+
 enum { MOVE_BLOCKS = 2000 };
 static uintptr_t move_lo = UINTPTR_MAX, move_hi;
 
@@ -609,6 +660,23 @@ static void test_purged_span_is_reused(void **state)
 	assert_string_equal(err, "");
 }
 
+static void test_idle_classes_spans_serve_a_growing_one(void **state)
+{
+	(void)state;
+	need_heap();
+	char err[4096];
+	long more;
+	run_child("idle", NULL, err, sizeof(err));
+	assert_int_equal(sscanf(err, "%ld", &more), 1);
+	print_message("40 idle classes, then a span's worth of another: %ld spans more in "
+		      "classes\n", more);
+	/* One, taken from the idle classes' spans; 41 if the growing class took a new
+	 * span while they kept theirs. Reading the figures allocates too (a class or
+	 * two may keep a span for it). */
+	assert_true(more >= 1);
+	assert_true(more <= 4);
+}
+
 static void test_spans_move_between_threads_and_fork(void **state)
 {
 	(void)state;
@@ -672,6 +740,7 @@ int main(int argc, char **argv)
 		{ "mallinfo", child_mallinfo },	 { "aligned", child_aligned },
 		{ "scatter", child_scattered_phase }, { "hole", child_glibc_hole },
 		{ "fragtrim", child_fragmented_glibc }, { "spanhole", child_hole_after_spans },
+		{ "idle", child_idle_classes },
 	};
 	if (argc == 2) {
 		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
@@ -688,6 +757,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_slow_glibc_trims_are_spaced_out),
 		cmocka_unit_test(test_empty_spans_go_back_after_a_while),
 		cmocka_unit_test(test_purged_span_is_reused),
+		cmocka_unit_test(test_idle_classes_spans_serve_a_growing_one),
 		cmocka_unit_test(test_spans_move_between_threads_and_fork),
 		cmocka_unit_test(test_rlimit_as_lowered_at_run_time),
 		cmocka_unit_test(test_mallinfo2_counts_the_heap),
