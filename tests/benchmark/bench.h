@@ -50,8 +50,8 @@ static inline struct bench_mark bench_now(void)
  * milliseconds, and the result line gives the largest reading (polled_peak_kb). The
  * kernel's own maximum (getrusage, VmHWM, GNU time's %M) is taken from its per-CPU
  * RSS counters without their CPUs' pending parts (Linux 6.2 on), at the moments it
- * happens to look: on these workloads it reads up to 400 KiB low or high, more than
- * the 5% the peak targets allow. /proc/self/statm adds the parts up, so each reading
+ * happens to look: on these workloads it reads up to 400 KiB off, as much as the 5%
+ * the peak targets allow. /proc/self/statm adds the parts up, so each reading
  * is exact; the largest of many is within a poll of the true peak. The reading
  * allocates nothing (a descriptor opened once, pread into the stack), so it does not
  * move the heap it measures; the thread's few pages count in every variant alike.
