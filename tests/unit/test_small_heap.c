@@ -257,10 +257,14 @@ static void *alloc_free_1000(void *arg)
 	return p;	/* only its address */
 }
 
+/* Its first allocation is of the same class: one of another class could take the
+ * span the first thread's exit emptied, the pool's newest, when its own class has
+ * no slot to give (the idle classes' slots sent back by a refill that wants a
+ * span). */
 static void *alloc_1000(void *arg)
 {
 	(void)arg;
-	free(m_block(8));
+	free(m_block(1000));
 	return m_block(1000);
 }
 
@@ -270,14 +274,10 @@ static void test_exiting_thread_gives_its_cache_back(void **state)
 {
 	(void)state;
 	need_heap();
-	/* Whole batches of the smallest class wait, freed by this thread, so that the
-	 * second thread's first allocation takes one rather than a span: the span the
-	 * first thread's exit emptied may be the pool's next one. */
-	static void *warm[256];
-	for (int i = 0; i < 256; i++)
-		warm[i] = m_block(8);
-	for (int i = 0; i < 256; i++)
-		free(warm[i]);
+	/* No slot of the class out but the first thread's: batches the earlier tests'
+	 * threads left waiting would be sent back with its cache (the class idle), and
+	 * the span they empty last would be the one the second thread gets. */
+	malloc_trim(0);
 	pthread_t t;
 	void *freed, *got;
 	assert_int_equal(pthread_create(&t, NULL, alloc_free_1000, NULL), 0);
