@@ -27,6 +27,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -617,25 +618,33 @@ static void test_slow_glibc_trims_are_spaced_out(void **state)
 {
 	(void)state;
 	need_heap();
-	char err[4096];
-	run_child("fragtrim", NULL, err, sizeof(err));
-	unsigned long long done, spaced, us;
-	long long took;
-	assert_int_equal(sscanf(err, "%llu %llu %llu %lld", &done, &spaced, &us, &took), 4);
-	print_message("64 MiB of small blocks over 50,000 free glibc chunks, in %lld us: "
-		      "%llu trims (%llu us), %llu spaced out\n", took, done, us, spaced);
 	/* 80 MiB of slots: 80 trims due. Each walks the 50,000 chunks (0.1 to 1.5 ms,
 	 * as fast as the machine); the trims' budget is 1 ms, and 2% of the time that
-	 * passes: some are made, and the others wait and are merged into them. */
-	assert_true(done >= 1);
-	assert_true(done + spaced >= 70);
-	/* Within the budget, with room for the last trim, which may overdraw it by one
-	 * trim's time, and for the clocks read around the trims. */
-	long long per = (long long)(us / done), budget = 1000 + took / 50;
-	assert_true((long long)us <= budget + 2 * per + 200);
-	/* Had every request been made, the trims would have overspent it: some waited. */
-	if (per * (long long)(done + spaced) > budget + 4 * per + 200)
-		assert_true(spaced >= 1);
+	 * passes: some are made, and the others wait and are merged into them. A trim
+	 * is timed by the clock on the wall: one the scheduler stops for a while (make
+	 * -j, a busy machine) looks as long as that, so a run whose trims overran the
+	 * budget is tried again, three times at most. */
+	bool within = false;
+	for (int attempt = 0; attempt < 3 && !within; attempt++) {
+		char err[4096];
+		run_child("fragtrim", NULL, err, sizeof(err));
+		unsigned long long done, spaced, us;
+		long long took;
+		assert_int_equal(sscanf(err, "%llu %llu %llu %lld", &done, &spaced, &us, &took), 4);
+		print_message("64 MiB of small blocks over 50,000 free glibc chunks, in %lld us: "
+			      "%llu trims (%llu us), %llu spaced out\n", took, done, us, spaced);
+		assert_true(done >= 1);
+		assert_true(done + spaced >= 70);
+		/* Within the budget, with room for the last trim, which may overdraw it by
+		 * one trim's time, and for the clocks read around the trims. */
+		long long per = (long long)(us / done), budget = 1000 + took / 50;
+		within = (long long)us <= budget + 2 * per + 200;
+		/* Had every request been made, the trims would have overspent it: some
+		 * waited. */
+		if (within && per * (long long)(done + spaced) > budget + 4 * per + 200)
+			assert_true(spaced >= 1);
+	}
+	assert_true(within);
 }
 
 static void test_empty_spans_go_back_after_a_while(void **state)
