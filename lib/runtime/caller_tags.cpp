@@ -129,6 +129,15 @@ uint32_t caller_slot_probe(uintptr_t ra)
 	return caller_slot_slow(ra);
 }
 
+uint32_t caller_slot_miss(const caller_entry *e, uintptr_t ra)
+{
+	/* Inside a wrapper, where it hashes: nearly every allocation of the C++
+	 * standard library's comes here, and walks out at once. */
+	if (__atomic_load_n(&e->ra, __ATOMIC_ACQUIRE) == (ra | CALLER_IN_WRAPPER))
+		return walk_from(ra, e);
+	return caller_slot_probe(ra);
+}
+
 namespace {
 
 /* The slot of key (a caller's return address ra, and what it stands for), creating

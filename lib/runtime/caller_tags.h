@@ -81,6 +81,11 @@ static inline caller_table *caller_table_now()
 uint32_t caller_slot_slow(uintptr_t ra) HIDDEN;
 /* The probes after the first, then caller_slot_slow(). */
 uint32_t caller_slot_probe(uintptr_t ra) HIDDEN;
+/* After a first probe that found e, not ra's entry: e is ra's wrapper mark (an
+ * allocation inside a wrapper, walked out of at once), or caller_slot_probe(). ra
+ * comes second, where the entry points that take a return address have it: the
+ * inline probe then moves nothing. */
+uint32_t caller_slot_miss(const caller_entry *e, uintptr_t ra) HIDDEN;
 
 /* Fibonacci hashing of the address's low 32 bits, which tell callers apart (objects
  * 4 GiB apart that collide just probe on): a 32-bit multiply takes its constant as an
@@ -104,7 +109,7 @@ static inline uint32_t caller_slot(uintptr_t ra)
 	const caller_entry *e = entries + (caller_hash(ra) & caller_table_of(entries)->mask);
 	if (likely(__atomic_load_n(&e->ra, __ATOMIC_ACQUIRE) == ra))
 		return e->slot;
-	return caller_slot_probe(ra);	/* hashes again: nothing kept live */
+	return caller_slot_miss(e, ra);
 }
 
 /* An allocation made inside a declared wrapper, from return address known_ra (its
