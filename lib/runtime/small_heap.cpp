@@ -110,8 +110,8 @@ struct alignas(64) pool_state {
 	uint32_t resident_since_trim;	/* spans made resident since the last trim */
 	bool grow_blocked;	/* another mapping sits where the heap would grow */
 	bool trim_due;		/* atomic: the next refill, outside the locks, trims */
-	/* The trims' budget (trim_spaced()), atomic: what it held at budget_at_ns
-	 * (CLOCK_MONOTONIC; 0: never spent, a full budget). */
+	/* The trims' budget (trim_within_budget()), atomic: what it held at
+	 * budget_at_ns (CLOCK_MONOTONIC; 0: never spent, a full budget). */
 	int64_t trim_budget_ns;
 	uint64_t budget_at_ns;
 	uint64_t trims_done, trims_spaced_out, trims_ns;	/* for malloc_info */
@@ -124,6 +124,8 @@ uint8_t *g_class_table;
 class_state g_classes[CLASSES];
 pool_state g_pool;
 
+/* test_heap_memory's idle case stands on class 24's geometry (39 slots a span, 4 a
+ * batch), and checks it first. */
 constexpr uint8_t batch_for(unsigned c)
 {
 	size_t n = 2048 / stride(c);
@@ -131,10 +133,9 @@ constexpr uint8_t batch_for(unsigned c)
 }
 constexpr unsigned MAX_BATCH = 32;
 
-
 /* A trim of the allocator underneath is due, for the next refill, outside every lock
- * (trim_spaced()). A request made while one is still due is merged into it: counted
- * as spaced out. */
+ * (trim_within_budget()). A request made while one is still due is merged into it:
+ * counted as spaced out. */
 void request_trim()
 {
 	if (__atomic_exchange_n(&g_pool.trim_due, true, __ATOMIC_RELAXED))
@@ -582,7 +583,7 @@ static void reclaim_idle(unsigned c)
  * trim stays due, for the first refill once it does. The thread that took trim_due
  * is here; a second one, come for a request made during the trim, can only misjudge
  * the budget. */
-[[gnu::noinline]] static void trim_spaced()
+[[gnu::noinline]] static void trim_within_budget()
 {
 	uint64_t start = monotonic_ns();
 	uint64_t at = __atomic_load_n(&g_pool.budget_at_ns, __ATOMIC_RELAXED);
@@ -651,7 +652,7 @@ void *refill(unsigned c)
 	/* Read without the lock: a trim missed waits for the next refill. */
 	if (unlikely(__atomic_load_n(&g_pool.trim_due, __ATOMIC_RELAXED)) &&
 	    __atomic_exchange_n(&g_pool.trim_due, false, __ATOMIC_RELAXED))
-		trim_spaced();
+		trim_within_budget();
 	if (unlikely(__atomic_load_n(&g_tables_waiting, __ATOMIC_RELAXED)))
 		give_back_waiting_tables();
 	if (!n)
