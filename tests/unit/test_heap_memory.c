@@ -194,6 +194,19 @@ static int child_hole_after_spans(void)
 	return 0;
 }
 
+/* What malloc_info() writes (null if it cannot be had); the caller frees it. */
+static char *malloc_info_doc(void)
+{
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&doc, &len);
+	if (!f)
+		return NULL;
+	malloc_info(0, f);
+	fclose(f);
+	return doc;
+}
+
 /* The heap's trims as malloc_info() reports them: made, spaced out, and the
  * microseconds they took. */
 struct trims {
@@ -202,13 +215,7 @@ struct trims {
 static struct trims heap_trims(void)
 {
 	struct trims t = { ~0ull, ~0ull, ~0ull };
-	char *doc = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&doc, &len);
-	if (!f)
-		return t;
-	malloc_info(0, f);
-	fclose(f);
+	char *doc = malloc_info_doc();
 	const char *at = doc ? strstr(doc, "<glibc-trims ") : NULL;
 	if (at && sscanf(at, "<glibc-trims done=\"%llu\" spaced-out=\"%llu\" time-us=\"%llu\"",
 			 &t.done, &t.spaced, &t.us) != 3)
@@ -313,14 +320,8 @@ static int child_purged_span_reused(void)
 /* Spans in classes, as malloc_info() reports them (-1 if it cannot be read). */
 static long spans_in_classes(void)
 {
-	char *doc = NULL;
-	size_t len = 0;
 	long n = -1;
-	FILE *f = open_memstream(&doc, &len);
-	if (!f)
-		return -1;
-	malloc_info(0, f);
-	fclose(f);
+	char *doc = malloc_info_doc();
 	const char *at = doc ? strstr(doc, "<spans in-use=\"") : NULL;
 	if (!at || sscanf(at, "<spans in-use=\"%ld\"", &n) != 1)
 		n = -1;
@@ -335,13 +336,37 @@ static long spans_in_classes(void)
  * held by their classes. Prints how many more spans the classes hold after a span's
  * worth of blocks of the growing class. */
 enum { IDLE_FIRST = 8, IDLE_CLASSES = 40, GROW_CLASS = 24, GROW_SLOTS = 39, GROW_BATCH = 4 };
+static const size_t grow_size = 24 + 16 * GROW_CLASS;	/* 408 usable bytes: 39 slots a span */
+
+/* Nine refills of four: the class's span has its last three slots left, the cache
+ * is empty. Returns how many blocks that took. */
+static int grow_class_to_its_last_slots(void)
+{
+	int n = 0;
+	while (n < GROW_SLOTS / GROW_BATCH * GROW_BATCH)
+		blocks[n++] = m_block(grow_size);
+	return n;
+}
+
+/* What the idle case stands on (the heap's span and batch sizes, which it does not
+ * export): after grow_class_to_its_last_slots(), the next block's refill takes a
+ * second span. Prints how many more spans the classes hold then. */
+static int child_idle_precondition(void)
+{
+	int n = grow_class_to_its_last_slots();
+	long before = spans_in_classes();
+	blocks[n++] = m_block(grow_size);
+	long after = spans_in_classes();
+	free_all(n);
+	if (before < 0 || after < 0)
+		return 1;
+	fprintf(stderr, "%ld\n", after - before);
+	return 0;
+}
+
 static int child_idle_classes(void)
 {
-	size_t grow = 24 + 16 * GROW_CLASS;	/* 408 usable bytes: 39 slots a span */
-	int n = 0;
-	/* Nine refills of four: the span's last three slots are left, the cache empty. */
-	while (n < GROW_SLOTS / GROW_BATCH * GROW_BATCH)
-		blocks[n++] = m_block(grow);
+	int n = grow_class_to_its_last_slots();
 	long before = spans_in_classes();
 	void *one[IDLE_CLASSES];
 	/* Each class's block live while the next takes a span (an idle class would give
@@ -352,7 +377,7 @@ static int child_idle_classes(void)
 	for (int i = 0; i < IDLE_CLASSES; i++)
 		free(one[i]);
 	while (n < 2 * GROW_SLOTS)
-		blocks[n++] = m_block(grow);
+		blocks[n++] = m_block(grow_size);
 	long after = spans_in_classes();
 	free_all(n);
 	if (before < 0 || after < 0)
@@ -675,6 +700,11 @@ static void test_idle_classes_spans_serve_a_growing_one(void **state)
 	need_heap();
 	char err[4096];
 	long more;
+	/* The growing class's next refill must take a span, else the case below would
+	 * pass with or without the reclaim it is about. */
+	run_child("idlepre", NULL, err, sizeof(err));
+	assert_int_equal(sscanf(err, "%ld", &more), 1);
+	assert_int_equal(more, 1);
 	run_child("idle", NULL, err, sizeof(err));
 	assert_int_equal(sscanf(err, "%ld", &more), 1);
 	print_message("40 idle classes, then a span's worth of another: %ld spans more in "
@@ -749,7 +779,7 @@ int main(int argc, char **argv)
 		{ "mallinfo", child_mallinfo },	 { "aligned", child_aligned },
 		{ "scatter", child_scattered_phase }, { "hole", child_glibc_hole },
 		{ "fragtrim", child_fragmented_glibc }, { "spanhole", child_hole_after_spans },
-		{ "idle", child_idle_classes },
+		{ "idle", child_idle_classes }, { "idlepre", child_idle_precondition },
 	};
 	if (argc == 2) {
 		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
