@@ -93,4 +93,63 @@ void cxx_bare_name(const char *pretty, char *out, size_t len)
 	out[n] = '\0';
 }
 
+namespace {
+
+/* A <source-name> (length, then identifier) at *s into out at *n: false when *s is
+ * not one or it does not fit. */
+bool source_name(const char *&s, char *out, size_t len, size_t &n)
+{
+	if (*s < '1' || *s > '9')
+		return false;
+	size_t id = 0;
+	while (*s >= '0' && *s <= '9') {
+		id = id * 10 + (size_t)(*s++ - '0');
+		if (id > 255)
+			return false;
+	}
+	if (strnlen(s, id) != id)
+		return false;
+	const char *text = s;
+	size_t text_len = id;
+	if (id > 10 && strncmp(s, "_GLOBAL__N", 10) == 0) {
+		text = ANON;
+		text_len = sizeof(ANON) - 1;
+	}
+	if (n + text_len + 1 > len)
+		return false;
+	memcpy(out + n, text, text_len);
+	n += text_len;
+	out[n] = '\0';
+	s += id;
+	return true;
+}
+
+} /* namespace */
+
+const char *mangled_bare_name(const char *symbol, char *out, size_t len)
+{
+	if (!len || symbol[0] != '_' || symbol[1] != 'Z')
+		return nullptr;
+	const char *s = symbol + 2;
+	if (*s == 'L')	/* internal linkage */
+		s++;
+	size_t n = 0;
+	if (*s != 'N')
+		return source_name(s, out, len, n) ? s : nullptr;
+	s++;
+	while (*s == 'r' || *s == 'V' || *s == 'K' || *s == 'R' || *s == 'O')
+		s++;	/* a member function's qualifiers */
+	for (bool first = true; *s != 'E'; first = false) {
+		if (!first) {
+			if (n + 3 > len)
+				return nullptr;
+			memcpy(out + n, "::", 3);
+			n += 2;
+		}
+		if (!source_name(s, out, len, n))
+			return nullptr;
+	}
+	return n ? s + 1 : nullptr;
+}
+
 } /* namespace allocinfo */

@@ -24,6 +24,15 @@ namespace allocinfo {
 /* Writes the bare name of pretty into out (len bytes, cut to fit, NUL-terminated). */
 void cxx_bare_name(const char *pretty, char *out, size_t len) HIDDEN;
 
+/*
+ * The same bare name from a function's mangled symbol, for the frames a walk meets:
+ * _Z7xmallocm -> xmalloc, _ZN2ns4Pool4grabEm -> ns::Pool::grab, and static ones
+ * (_ZL...). Only plain names and nested ones of plain names (and the anonymous
+ * namespace) are read: for anything else (templates, substitutions, constructors,
+ * operators) it returns null. Else the parameters' mangling, after the name.
+ */
+const char *mangled_bare_name(const char *symbol, char *out, size_t len) HIDDEN;
+
 } /* namespace allocinfo */
 
 #endif

@@ -298,14 +298,14 @@ namespace {
 
 /* From the slot of a wrapper's return address, whose walk word is w, up: the caller's
  * slot, or 0 when a frame is not known. */
-inline uint32_t step_out(uintptr_t base, uintptr_t slot, uint64_t w, uint32_t via)
+inline uint32_t step_out(uintptr_t last, uintptr_t slot, uint64_t w, uint32_t via)
 {
 	for (int depth = 0; depth < CALLER_MAX_WALK; depth++) {
 		uint32_t step = walk_step(w);
 		if (!step)
 			break;
 		slot += step;
-		if (slot - base >= WALK_MAX_STACK)
+		if (slot > last)	/* stack_last_word() */
 			break;
 		uintptr_t ra = *(const uintptr_t *)slot;
 		uintptr_t want = (ra & CALLER_ADDR_MASK) | (uintptr_t)via << CALLER_VIA_SHIFT;
@@ -350,8 +350,9 @@ inline uint32_t named(uint32_t via)
 		uint64_t w = __atomic_load_n(&entry->walk, __ATOMIC_RELAXED);
 		uint32_t off = walk_entry_offset(w);
 		uintptr_t slot = base + off;
-		if (off && *(const uintptr_t *)slot == known_ra)
-			if (uint32_t s = step_out(base, slot, w, named(walk_via(w))))
+		uintptr_t last = stack_last_word(base);
+		if (off && slot <= last && *(const uintptr_t *)slot == known_ra)
+			if (uint32_t s = step_out(last, slot, w, named(walk_via(w))))
 				return s;
 	}
 	return learn_walk(known_ra, base);
@@ -378,7 +379,8 @@ inline uint32_t named(uint32_t via)
 		if (k == 0)
 			break;
 	}
-	if (off) {
+	uintptr_t last = stack_last_word(base);
+	if (off && base + off <= last) {
 		uintptr_t slot = base + off, ra = *(const uintptr_t *)slot;
 		uintptr_t want = (ra & CALLER_ADDR_MASK) | (uintptr_t)named(tag_via) << CALLER_VIA_SHIFT;
 		uintptr_t mark = ra | CALLER_IN_WRAPPER;
@@ -391,7 +393,7 @@ inline uint32_t named(uint32_t via)
 			if (k == mark) {
 				uint64_t w = __atomic_load_n(&e->walk, __ATOMIC_RELAXED);
 				uint32_t via = named(walk_via(w)) ? named(walk_via(w)) : named(tag_via);
-				if (uint32_t s = step_out(base, slot, w, via))
+				if (uint32_t s = step_out(last, slot, w, via))
 					return s;
 				break;
 			}

@@ -37,6 +37,22 @@ _Unwind_Word (*g_get_cfa)(struct _Unwind_Context *);
 
 } /* namespace */
 
+__thread stack_range t_stack __attribute__((tls_model("initial-exec")));
+
+stack_range find_this_stack()
+{
+	busy_guard guard;	/* reading the main thread's mapping allocates */
+	pthread_attr_t attr;
+	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+		void *lo;
+		size_t size;
+		if (pthread_attr_getstack(&attr, &lo, &size) == 0 && size)
+			t_stack = { (uintptr_t)lo, size, (uintptr_t)lo + size - sizeof(uintptr_t) };
+		pthread_attr_destroy(&attr);
+	}
+	return t_stack;
+}
+
 bool unwinder_library(void **handle)
 {
 	/* One the program has (C++, or linked in), else libgcc_s loaded now. Not loaded

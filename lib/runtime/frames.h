@@ -57,6 +57,29 @@ bool unwinder_library(void **handle) HIDDEN;
 /* Bytes of stack a walk may read above the walker's frame. */
 constexpr uintptr_t WALK_MAX_STACK = 1u << 20;
 
+/* This thread's stack, [lo, lo + size), and the address of its last word: from
+ * pthread_getattr_np() the first time a thread asks (find_this_stack()); all 0 when
+ * it cannot tell. */
+struct stack_range {
+	uintptr_t lo, size, last_word;
+};
+extern __thread stack_range t_stack HIDDEN __attribute__((tls_model("initial-exec")));
+stack_range find_this_stack() HIDDEN;
+
+/*
+ * The last word of this thread's stack that a walker whose frame is base may read, or
+ * 0 when base is not on it (a signal's alternate stack, a coroutine's): then nothing
+ * is read. A step remembered from another path through the library (its frames differ
+ * in size) must not read past the stack's top, where nothing may be mapped.
+ */
+inline uintptr_t stack_last_word(uintptr_t base)
+{
+	stack_range s = t_stack;
+	if (unlikely(!s.size))
+		s = find_this_stack();
+	return base - s.lo < s.size ? s.last_word : 0;
+}
+
 } /* namespace allocinfo */
 
 #endif

@@ -34,8 +34,6 @@ get_gr_fn g_get_gr;
  * program (then only the program's return address tells where the program starts). */
 uintptr_t g_own_lo, g_own_hi;
 
-__thread uintptr_t t_stack_hi __attribute__((tls_model("initial-exec")));
-
 bool own(uintptr_t ip)
 {
 	return ip >= g_own_lo && ip < g_own_hi;
@@ -113,23 +111,6 @@ _Unwind_Reason_Code on_frame(struct _Unwind_Context *ctx, void *arg)
 	return _URC_NO_REASON;
 }
 
-/* The top of this thread's stack, for the frame-pointer walk's bounds. */
-uintptr_t stack_top()
-{
-	if (t_stack_hi)
-		return t_stack_hi;
-	busy_guard guard;	/* reading the main thread's mapping allocates */
-	pthread_attr_t attr;
-	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-		void *lo;
-		size_t size;
-		if (pthread_attr_getstack(&attr, &lo, &size) == 0)
-			t_stack_hi = (uintptr_t)lo + size;
-		pthread_attr_destroy(&attr);
-	}
-	return t_stack_hi;
-}
-
 /* The frame-pointer walk's first step: libgcc's unwinder through the library's own
  * frames (built without frame pointers, they keep other values in rbp) to the
  * program's allocation call, whose rbp it restores. */
@@ -164,8 +145,8 @@ int walk_fp(void **frames, int max, uintptr_t ra)
 	frames[0] = reinterpret_cast<void *>(e.ip);
 	int n = 1;
 	uintptr_t lo = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
-	uintptr_t hi = stack_top(), fp = e.fp;
-	while (n < max && hi && fp > lo && !(fp & 7) && fp + 16 <= hi) {
+	uintptr_t last = stack_last_word(lo), fp = e.fp;
+	while (n < max && fp > lo && !(fp & 7) && fp + 8 <= last) {
 		auto *f = reinterpret_cast<uintptr_t *>(fp);
 		uintptr_t next = f[0], ret = f[1];
 		if (!ret)

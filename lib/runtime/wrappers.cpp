@@ -17,6 +17,7 @@
 #include <algorithm>
 
 #include "options.h"
+#include "bare_name.h"
 #include "plain_vector.h"
 #include "registry.h"
 #include "suballoc.h"
@@ -100,6 +101,18 @@ bool std_symbol(const char *name)
 		if (strncmp(name, p, strlen(p)) == 0)
 			return true;
 	return false;
+}
+
+/* The header's own functions between a tagged call and the library: its out-of-line
+ * helpers (allocinfo__strdup_n and the others, static: in .symtab) and, in C++, the
+ * overloads that take the tag first (malloc(const alloc_tag *, size_t), mangled
+ * _Z6mallocPK9alloc_tagm), which -O0 does not inline. A wrapper's tagged call is
+ * charged above them, never to a line of the header. Transparent whatever the groups
+ * say: they are allocinfo's. name is bare; parameters the mangled ones, or null. */
+bool header_helper(const char *name, const char *parameters)
+{
+	return strncmp(name, "allocinfo__", 11) == 0 ||
+	       (parameters && strncmp(parameters, "PK9alloc_tag", 12) == 0);
 }
 
 /* A static tag's function as the reports print it, in namespace std or __gnu_cxx. */
@@ -245,12 +258,18 @@ void scan_file(const char *path, uintptr_t l_addr, plain_vector<symbol_hit> &out
 			if (!memchr(name, 0, strs_size - s.st_name))
 				continue;
 			uintptr_t start = l_addr + s.st_value, end = start + s.st_size;
-			char buf[256];
-			if (const char *wn = named_wrapper(name, buf, sizeof(buf))) {
+			/* A C++ function is matched by its bare name too, as its tags are. */
+			char buf[256], bare[256];
+			const char *parameters = mangled_bare_name(name, bare, sizeof(bare));
+			const char *wn = named_wrapper(name, buf, sizeof(buf));
+			if (!wn && parameters && !header_helper(bare, parameters))
+				wn = named_wrapper(bare, buf, sizeof(buf));
+			if (wn) {
 				char *copy = strdup(wn);
 				if (copy && !out.push_back({ start, end, copy }))
 					free(copy);
-			} else if ((g_groups & GROUP_STD) && std_symbol(name)) {
+			} else if (header_helper(parameters ? bare : name, parameters) ||
+				   ((g_groups & GROUP_STD) && std_symbol(name))) {
 				(void)out.push_back({ start, end, nullptr });
 			}
 		}

@@ -187,6 +187,36 @@ tests_integration_stdlib_prog_O2_tagged_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/integration/stdlib_wrappers.sh
 EXTRA_DIST += tests/integration/stdlib_wrappers.sh
 
+# Wrappers known by name, their tagged calls through the header's helpers: C and C++,
+# -O0 and -O2, on a thread and on a coroutine's stack.
+KNOWN_WRAPPERS = tests/integration/known_wrappers_c_O0 tests/integration/known_wrappers_c_O2 \
+	tests/integration/known_wrappers_cxx_O0 tests/integration/known_wrappers_cxx_O2
+check_PROGRAMS += $(KNOWN_WRAPPERS)
+KNOWN_WRAPPERS_CPP = $(AM_CPPFLAGS) -include allocinfo.h
+KNOWN_WRAPPERS_LDADD = $(TEST_LDADD)
+tests_integration_known_wrappers_c_O0_SOURCES = tests/integration/known_wrappers_prog.c
+tests_integration_known_wrappers_c_O0_CPPFLAGS = $(KNOWN_WRAPPERS_CPP)
+tests_integration_known_wrappers_c_O0_CFLAGS = $(AM_CFLAGS) -g -O0 -pthread
+tests_integration_known_wrappers_c_O0_LDADD = $(KNOWN_WRAPPERS_LDADD)
+tests_integration_known_wrappers_c_O0_LDFLAGS = $(TEST_LINK_FLAGS) -pthread
+tests_integration_known_wrappers_c_O2_SOURCES = tests/integration/known_wrappers_prog.c
+tests_integration_known_wrappers_c_O2_CPPFLAGS = $(KNOWN_WRAPPERS_CPP)
+tests_integration_known_wrappers_c_O2_CFLAGS = $(AM_CFLAGS) -g -O2 -pthread
+tests_integration_known_wrappers_c_O2_LDADD = $(KNOWN_WRAPPERS_LDADD)
+tests_integration_known_wrappers_c_O2_LDFLAGS = $(TEST_LINK_FLAGS) -pthread
+tests_integration_known_wrappers_cxx_O0_SOURCES = tests/integration/known_wrappers_prog.cpp
+tests_integration_known_wrappers_cxx_O0_CPPFLAGS = $(KNOWN_WRAPPERS_CPP)
+tests_integration_known_wrappers_cxx_O0_CXXFLAGS = $(AM_CXXFLAGS) -g -O0 -pthread
+tests_integration_known_wrappers_cxx_O0_LDADD = $(KNOWN_WRAPPERS_LDADD)
+tests_integration_known_wrappers_cxx_O0_LDFLAGS = $(TEST_LINK_FLAGS) -pthread
+tests_integration_known_wrappers_cxx_O2_SOURCES = tests/integration/known_wrappers_prog.cpp
+tests_integration_known_wrappers_cxx_O2_CPPFLAGS = $(KNOWN_WRAPPERS_CPP)
+tests_integration_known_wrappers_cxx_O2_CXXFLAGS = $(AM_CXXFLAGS) -g -O2 -pthread
+tests_integration_known_wrappers_cxx_O2_LDADD = $(KNOWN_WRAPPERS_LDADD)
+tests_integration_known_wrappers_cxx_O2_LDFLAGS = $(TEST_LINK_FLAGS) -pthread
+TESTS += tests/integration/known_wrappers.sh
+EXTRA_DIST += tests/integration/known_wrappers.sh tests/integration/known_wrappers_prog.c
+
 # allocinfo -p PID --addr: a program holding blocks at known lines.
 check_PROGRAMS += tests/integration/addr_prog
 tests_integration_addr_prog_SOURCES = tests/integration/addr_prog.c

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The runtime's own small tools, outside the library: bare C++ names for matching
-// declared wrappers (bare_name.h), and the hash map of its tables (plain_map.h).
+// The runtime's own small tools, outside the library: bare C++ names, from
+// __PRETTY_FUNCTION__ and from mangled symbols, for matching declared wrappers
+// (bare_name.h), and the hash map of its tables (plain_map.h).
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -15,6 +16,7 @@ extern "C" {
 #include "plain_map.h"
 
 using allocinfo::cxx_bare_name;
+using allocinfo::mangled_bare_name;
 using allocinfo::plain_map;
 
 static void expect_bare(const char *pretty, const char *want)
@@ -48,6 +50,50 @@ static void t_bare_name_cut_to_fit(void **)
 	char out[8];
 	cxx_bare_name("void* ns::grab_more(int)", out, sizeof(out));
 	assert_string_equal(out, "ns::gra");
+}
+
+/* A symbol's bare name and what follows it, or that it is not read (want null). */
+static void expect_mangled(const char *symbol, const char *want, const char *rest)
+{
+	char out[256];
+	const char *got = mangled_bare_name(symbol, out, sizeof(out));
+	if (!want) {
+		if (got)
+			print_error("%s -> '%s', expected nothing\n", symbol, out);
+		assert_null(got);
+		return;
+	}
+	if (!got)
+		print_error("%s -> nothing, not '%s'\n", symbol, want);
+	assert_non_null(got);
+	assert_string_equal(out, want);
+	assert_string_equal(got, rest);
+}
+
+static void t_mangled_bare_names(void **)
+{
+	expect_mangled("_Z7xmallocm", "xmalloc", "m");
+	expect_mangled("_ZL19allocinfo__malloc_nPK9alloc_tagm.constprop.0",
+		       "allocinfo__malloc_n", "PK9alloc_tagm.constprop.0");
+	expect_mangled("_Z6mallocPK9alloc_tagm", "malloc", "PK9alloc_tagm");
+	expect_mangled("_ZN2ns4Pool4grabEm", "ns::Pool::grab", "m");
+	expect_mangled("_ZNK2ns4Pool4sizeEv", "ns::Pool::size", "v");
+	expect_mangled("_ZN12_GLOBAL__N_14growEm", "(anonymous namespace)::grow", "m");
+	/* Not read: C names, templates, substitutions, constructors, operators. */
+	expect_mangled("xmalloc", nullptr, nullptr);
+	expect_mangled("_ZN2ns4PoolIiE4grabEm", nullptr, nullptr);
+	expect_mangled("_ZNSt6vectorIiSaIiEE9push_backERKi", nullptr, nullptr);
+	expect_mangled("_ZN4PoolC2Ev", nullptr, nullptr);
+	expect_mangled("_Znwm", nullptr, nullptr);
+	/* Malformed: a length past the end, or too long to keep. */
+	expect_mangled("_Z9xmal", nullptr, nullptr);
+	expect_mangled("_ZN2ns", nullptr, nullptr);
+	char big[300] = "_Z280";
+	memset(big + 5, 'a', 280);
+	big[285] = '\0';
+	expect_mangled(big, nullptr, nullptr);
+	char out[8];
+	assert_null(mangled_bare_name("_ZN2ns9grab_moreEi", out, sizeof(out)));
 }
 
 struct value {
@@ -87,6 +133,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_bare_names),
 		cmocka_unit_test(t_bare_name_cut_to_fit),
+		cmocka_unit_test(t_mangled_bare_names),
 		cmocka_unit_test(t_plain_map),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
