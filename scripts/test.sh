@@ -17,6 +17,7 @@ fi
 (cd "$top" && ./autogen.sh >/dev/null 2>&1) || { echo "autogen.sh failed"; exit 1; }
 
 pass=0 fail=0 skip=0 status=0
+suite_started=$(date +%s)
 run_suite() {
 	name=$1
 	shift
@@ -30,8 +31,10 @@ run_suite() {
 		return
 	fi
 	echo "== $name: make check"
+	started=$(date +%s)
 	(cd "$dir" && make -j"$(nproc)" check >"$dir/check.out" 2>&1)
 	rc=$?
+	echo "== $name: make check took $(($(date +%s) - started)) s"
 	grep -E '^(PASS|FAIL|SKIP|ERROR|XPASS|XFAIL):' "$dir/check.out"
 	p=$(sed -n 's/^# PASS: *//p' "$dir/test-suite.log" 2>/dev/null | head -n1)
 	f=$(sed -n 's/^# FAIL: *//p' "$dir/test-suite.log" 2>/dev/null | head -n1)
@@ -68,5 +71,6 @@ run_suite asan --enable-sanitizer=address --disable-bpf
 run_suite tsan --enable-sanitizer=thread --disable-bpf
 
 [ $mounted_bpffs = yes ] && umount /sys/fs/bpf 2>/dev/null
+echo "== the whole suite took $(($(date +%s) - suite_started)) s"
 echo "$pass passed, $fail failed, $skip skipped"
 exit $status
