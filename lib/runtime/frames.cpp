@@ -50,6 +50,9 @@ stack_range find_this_stack()
 			t_stack = { (uintptr_t)lo, size, (uintptr_t)lo + size - sizeof(uintptr_t) };
 		pthread_attr_destroy(&attr);
 	}
+	/* Not known (the main thread's needs /proc): asked once, and no frame is on it. */
+	if (!t_stack.size)
+		t_stack = { UINTPTR_MAX, 1, 0 };
 	return t_stack;
 }
 

@@ -58,8 +58,8 @@ bool unwinder_library(void **handle) HIDDEN;
 constexpr uintptr_t WALK_MAX_STACK = 1u << 20;
 
 /* This thread's stack, [lo, lo + size), and the address of its last word: from
- * pthread_getattr_np() the first time a thread asks (find_this_stack()); all 0 when
- * it cannot tell. */
+ * pthread_getattr_np() the first time a thread asks (find_this_stack()); all 0 until
+ * then, and an empty range when it cannot tell. */
 struct stack_range {
 	uintptr_t lo, size, last_word;
 };

@@ -10,10 +10,11 @@
 #   tests/realworld/run.sh [-j N] [--only NAME,...] [--keep] NAME=GIT_DIR ...
 #   ALLOCINFO_REALWORLD_REPOS="jq=/src/jq git=/src/git ..." tests/realworld/run.sh
 #
-# NAME is one of jq, zstd, zstd-c99, redis, leveldb, cJSON, git (zstd-c99: zstd built
-# with its `make c99build` flags, from the zstd repository). GIT_DIR is a clone (bare or not) of the
-# project's public repository; it is cloned again into a scratch directory, never
-# changed. The allocinfo-cc and allocinfo-c++ used are the first on PATH
+# NAME is one of jq, zstd, zstd-c99, redis, leveldb, cJSON, git, git-malloc-check
+# (zstd-c99: zstd built with its `make c99build` flags, from the zstd repository;
+# git-malloc-check: git's tests with its own allocator check, from the git
+# repository). GIT_DIR is a clone (bare or not) of the project's public repository;
+# it is cloned again into a scratch directory, never changed. The allocinfo-cc and allocinfo-c++ used are the first on PATH
 # (`make check-realworld` puts the built ones there). Not part of `make check`.
 #
 # Where a project needs a git submodule that a plain clone lacks, the script uses the
@@ -87,7 +88,7 @@ export MAKEFLAGS= GIT_CONFIG_NOSYSTEM=1 jobs
 timed() {
 	local label=$1 dir=$2 fn=$3
 	(cd "$dir" && /usr/bin/time -f '%e %M %U %S' -o "$work/$label.time" \
-		bash -c "$(declare -f "$fn" git_flags); $fn") >"$work/$label.log" 2>&1
+		bash -c "$(declare -f "$fn" git_flags git_tests); $fn") >"$work/$label.log" 2>&1
 }
 
 # A program's report, written when it exits (preloaded into the one run that shows
@@ -198,12 +199,27 @@ counted_cJSON() { exit_report "$1" '\.c:[0-9]+ \[parse_examples\]' ./build/tests
 git_flags() { echo DEVELOPER=1 NO_CURL=1 NO_EXPAT=1 NO_GETTEXT=1 NO_TCLTK=1 NO_PERL=1 \
 	NO_PYTHON=1 CC="$CC"; }
 build_git() { make -j"$jobs" $(git_flags) all; }
-# TEST_NO_MALLOC_CHECK: git's tests otherwise preload glibc's libc_malloc_debug.so,
-# whose malloc takes the place of allocinfo's and aborts on its blocks.
-tests_git() { TEST_NO_MALLOC_CHECK=1 make -j"$jobs" $(git_flags) -C t T="t0000-basic.sh t0001-init.sh \
-	t1300-config.sh t3200-branch.sh t4000-diff-format.sh t5300-pack-object.sh \
-	t7001-mv.sh t7102-reset.sh" GIT_TEST_OPTS=--quiet; }
+git_tests() { echo t0000-basic.sh t0001-init.sh t1300-config.sh t3200-branch.sh \
+	t4000-diff-format.sh t5300-pack-object.sh t7001-mv.sh t7102-reset.sh; }
+# TEST_NO_MALLOC_CHECK: the two builds' tests compared alike, without git's own
+# allocator check (git-malloc-check below runs them with it).
+tests_git() { TEST_NO_MALLOC_CHECK=1 make -j"$jobs" $(git_flags) -C t T="$(git_tests)" \
+	GIT_TEST_OPTS=--quiet; }
 counted_git() { live_report "$1" '\.c:[0-9]+ \[git\]' ./git cat-file --batch; }
+
+# git-malloc-check: the same scripts as git's suite runs them by default, with glibc's
+# libc_malloc_debug.so.0 preloaded (MALLOC_CHECK_=3, MALLOC_PERTURB_=165): an
+# allocator that comes before liballocinfo. The suite turns the check off when that
+# preload prints anything, so that must be silent first.
+build_git-malloc-check() { make -j"$jobs" $(git_flags) all; }
+tests_git-malloc-check() {
+	local out
+	out=$(LD_PRELOAD=libc_malloc_debug.so.0 ./git version 2>&1 >/dev/null)
+	[ -z "$out" ] || { echo "git under libc_malloc_debug.so.0 says: $out"; return 1; }
+	make -j"$jobs" $(git_flags) -C t T="$(git_tests)" GIT_TEST_OPTS=--quiet
+}
+counted_git-malloc-check() { live_report "$1" '\.c:[0-9]+ \[git\]' env \
+	LD_PRELOAD=libc_malloc_debug.so.0 GLIBC_TUNABLES=glibc.malloc.check=1 ./git cat-file --batch; }
 
 # ---- running ---------------------------------------------------------------------
 
@@ -220,11 +236,18 @@ for spec in "${repos[@]}"; do
 	jq|zstd|zstd-c99|redis|leveldb|cJSON|git) ;;
 	*) echo "run.sh: unknown project $name" >&2; exit 2 ;;
 	esac
-	[ -n "$only" ] && case $only in *",$name,"*) ;; *) continue ;; esac
-	# zstd's c99build comes from the zstd repository too.
-	list=$name
-	[ $name = zstd ] && [ -z "$only" ] && list="zstd zstd-c99"
-	[ $name = zstd ] && case $only in *,zstd-c99,*) list="zstd zstd-c99" ;; esac
+	# zstd's c99build comes from the zstd repository too, git under its own
+	# allocator check from the git repository.
+	case $name in
+	zstd) all="zstd zstd-c99" ;;
+	git) all="git git-malloc-check" ;;
+	*) all=$name ;;
+	esac
+	list=""
+	for n in $all; do
+		[ -z "$only" ] || case $only in *",$n,"*) ;; *) continue ;; esac
+		list="$list $n"
+	done
 	for n in $list; do
 		names+=("$n")
 		for variant in plain allocinfo; do
