@@ -10,7 +10,7 @@
 #   tests/realworld/run.sh [-j N] [--only NAME,...] [--keep] NAME=GIT_DIR ...
 #   ALLOCINFO_REALWORLD_REPOS="jq=/src/jq git=/src/git ..." tests/realworld/run.sh
 #
-# NAME is one of jq, zstd, zstd-c99, redis, leveldb, cJSON, git, git-malloc-check
+# NAME is one of jq, zstd, zstd-c99, redis, leveldb, cJSON, git, git-malloc-check, lua
 # (zstd-c99: zstd built with its `make c99build` flags, from the zstd repository;
 # git-malloc-check: git's tests with its own allocator check, from the git
 # repository). GIT_DIR is a clone (bare or not) of the project's public repository;
@@ -191,6 +191,16 @@ tests_leveldb() { ./build/leveldb_tests --gtest_brief=1 \
 	./build/c_test; }
 counted_leveldb() { exit_report "$1" '\[(c_test|libleveldb[^]]*)\]' ./build/c_test; }
 
+# lua: its own makefile (-std=c99 -Wc++-compat and a dozen more warnings); the whole
+# suite as its `all` script runs it: the C modules in testes/libs, a 1100 KiB stack
+# (its C stack overflow tests recurse up to it), and stdin a pipe (files.lua expects
+# seeking stdin to fail).
+build_lua() { make -s -j"$jobs" CC="$CC"; }
+tests_lua() { (cd testes/libs && make -s) && cd testes && ulimit -S -s 1100 &&
+	true | ../lua -W all.lua && echo "the suite ended: final OK"; }
+counted_lua() { live_report "$1" '\.c:[0-9]+ \[lua\]' ./lua -e \
+	'T = {} for i = 1, 1000 do T[i] = ("x"):rep(100) .. i end io.read()'; }
+
 build_cJSON() { cmake -S . -B build -DENABLE_CJSON_TEST=On -DCMAKE_C_COMPILER="$CC" &&
 	cmake --build build -j"$jobs" && grep '^FLAG_SUPPORTED_stdc89:' build/CMakeCache.txt; }
 tests_cJSON() { cd build && ctest -j"$jobs" --output-on-failure; }
@@ -233,7 +243,7 @@ for spec in "${repos[@]}"; do
 	name=${spec%%=*}
 	gitdir=${spec#*=}
 	case $name in
-	jq|zstd|zstd-c99|redis|leveldb|cJSON|git) ;;
+	jq|zstd|zstd-c99|redis|leveldb|cJSON|git|lua) ;;
 	*) echo "run.sh: unknown project $name" >&2; exit 2 ;;
 	esac
 	# zstd's c99build comes from the zstd repository too, git under its own
