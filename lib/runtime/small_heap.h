@@ -106,6 +106,7 @@ struct thread_cache {
 	void *head[CLASSES];
 	uint16_t count[CLASSES];
 	uint32_t batches;	/* refills and flushes: every 64th looks for spans to purge */
+	uint32_t reclaim_from;	/* batches before the idle classes are drained again */
 };
 extern __thread thread_cache t_cache __attribute__((tls_model("initial-exec"))) HIDDEN;
 

@@ -709,10 +709,10 @@ static void test_idle_classes_spans_serve_a_growing_one(void **state)
 	assert_int_equal(sscanf(err, "%ld", &more), 1);
 	print_message("40 idle classes, then a span's worth of another: %ld spans more in "
 		      "classes\n", more);
-	/* One, taken from the idle classes' spans; 41 if the growing class took a new
-	 * span while they kept theirs. Reading the figures allocates too (a class or
-	 * two may keep a span for it). */
-	assert_true(more >= 1);
+	/* About one, taken from the idle classes' spans; 41 if the growing class took
+	 * a new span while they kept theirs. Reading the figures allocates too: a class
+	 * or two may keep a span for it, or, drained with the idle ones, give one back
+	 * (fewer spans than before, which is no failure). */
 	assert_true(more <= 4);
 }
 
