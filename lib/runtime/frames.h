@@ -54,7 +54,9 @@ void prepare_unwinder() HIDDEN;
  * inside an allocation (it may load a library). */
 bool unwinder_library(void **handle) HIDDEN;
 
-/* Bytes of stack a walk may read above the walker's frame. */
+/* Bytes of stack the unwinder reads above the walker's frame, and the largest step
+ * between two frames a walk keeps (what later walks read is bounded by the thread's
+ * stack: stack_last_word()). */
 constexpr uintptr_t WALK_MAX_STACK = 1u << 20;
 
 /* This thread's stack, [lo, lo + size), and the address of its last word: from

@@ -16,8 +16,8 @@
 
 #include <algorithm>
 
-#include "options.h"
 #include "bare_name.h"
+#include "options.h"
 #include "plain_vector.h"
 #include "registry.h"
 #include "suballoc.h"
