@@ -282,13 +282,12 @@ void registry_init()
 	return wrapped_tag_slot(t, (flags >> TAG_WRAPPER_SHIFT) & WRAPPER_MAX_IDS);
 }
 
-uint32_t register_tag(const alloc_tag *ct)
+/* Tag t's first allocation: its slot, 0 when it lies inside a declared wrapper. Out
+ * of line, so that its object_info (a PATH_MAX buffer) is off the stack before that
+ * wrapper's walk, which may read an object's symbols with another: on a thread of
+ * PTHREAD_STACK_MIN bytes the two did not fit. */
+[[gnu::noinline]] static uint32_t register_new_tag(alloc_tag *t)
 {
-	if (__atomic_load_n(&ct->flags, __ATOMIC_RELAXED) & TAG_F_IN_WRAPPER)
-		return wrapped_tag_slot(ct);
-	if (in_fork_window())
-		return g_overflow_slot;	/* registered on a later call */
-	auto *t = const_cast<alloc_tag *>(ct);
 	busy_guard guard;
 	object_info oi;
 	if (!describe_object((uintptr_t)t, oi))
@@ -298,9 +297,17 @@ uint32_t register_tag(const alloc_tag *ct)
 	if (!slot && !(t->flags & TAG_F_IN_WRAPPER))
 		slot = assign_slot(t, module_get(oi));
 	registry_unlock();
-	if (!slot)
-		return wrapped_tag_slot(t);
 	return slot;
+}
+
+uint32_t register_tag(const alloc_tag *ct)
+{
+	if (__atomic_load_n(&ct->flags, __ATOMIC_RELAXED) & TAG_F_IN_WRAPPER)
+		return wrapped_tag_slot(ct);
+	if (in_fork_window())
+		return g_overflow_slot;	/* registered on a later call */
+	uint32_t slot = register_new_tag(const_cast<alloc_tag *>(ct));
+	return slot ? slot : wrapped_tag_slot(ct);
 }
 
 void scan_unloaded()

@@ -531,18 +531,16 @@ bool wrappers_declared()
 	return g_objects != nullptr;
 }
 
-uint32_t wrapper_at(uintptr_t pc)
-{
-	if (!g_objects)
-		return 0;
-	pthread_mutex_lock(&g_lock);
-	object_ranges *o = object_of(pc);
-	uint32_t id = o ? lookup(*o, pc) : 0;
-	pthread_mutex_unlock(&g_lock);
-	if (o)
-		return id;
+namespace {
 
-	/* First sight of this object: read its symbols, outside every lock. */
+/* First sight of the object holding pc: its symbols read (outside every lock) and
+ * its ranges kept; pc's wrapper. Out of line: its object_info (a PATH_MAX buffer)
+ * is on the stack only then, not in every walk's frames (a thread's stack may be
+ * PTHREAD_STACK_MIN bytes). */
+[[gnu::noinline]] uint32_t wrapper_in_new_object(uintptr_t pc)
+{
+	uint32_t id = 0;
+	object_ranges *o;
 	busy_guard guard;
 	object_info oi;
 	if (!describe_object(pc, oi))
@@ -583,6 +581,19 @@ uint32_t wrapper_at(uintptr_t pc)
 	for (symbol_hit &h : hits)
 		free(h.name);
 	return id;
+}
+
+} /* namespace */
+
+uint32_t wrapper_at(uintptr_t pc)
+{
+	if (!g_objects)
+		return 0;
+	pthread_mutex_lock(&g_lock);
+	object_ranges *o = object_of(pc);
+	uint32_t id = o ? lookup(*o, pc) : 0;
+	pthread_mutex_unlock(&g_lock);
+	return o ? id : wrapper_in_new_object(pc);
 }
 
 uint32_t wrapper_named(const char *func)

@@ -4,10 +4,14 @@
  * built with the header: their tagged calls reach the library through the header's
  * out-of-line helpers and, in C++, through the overloads that take the tag, which -O0
  * does not inline. Built as C and as C++, at -O0 and -O2. The same calls run twice:
- * on a thread, then on a coroutine (makecontext) whose stack ends just above its first
- * frame, at a page that is not mapped, so that a walk reading past the top of the
- * stack faults. Prints the calls' lines, then the report. Usage: known_wrappers_prog
+ * on a thread whose stack is the smallest there is (PTHREAD_STACK_MIN: the first
+ * walks out of a wrapper, and the first reading of the program's symbols, happen
+ * there), then on a coroutine (makecontext) whose stack ends just above its first
+ * frame; both stacks end at a page that is not mapped, so that a walk reading past
+ * the top of the stack faults. Prints the calls' lines, then the report.
+ * Usage: known_wrappers_prog
  */
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,12 +93,12 @@ static char *stack_below_a_hole(size_t size)
 
 int main(void)
 {
-	size_t size = 256 * 1024;
-	char *thread_stack = stack_below_a_hole(size), *coroutine_stack = stack_below_a_hole(size);
+	size_t size = 256 * 1024, least = PTHREAD_STACK_MIN;
+	char *thread_stack = stack_below_a_hole(least), *coroutine_stack = stack_below_a_hole(size);
 	pthread_attr_t attr;
 	pthread_t t;
 	if (!thread_stack || !coroutine_stack || pthread_attr_init(&attr) != 0 ||
-	    pthread_attr_setstack(&attr, thread_stack, size) != 0 ||
+	    pthread_attr_setstack(&attr, thread_stack, least) != 0 ||
 	    pthread_create(&t, &attr, on_thread, NULL) != 0 || pthread_join(t, NULL) != 0) {
 		perror("known_wrappers_prog: the thread");
 		return 1;
