@@ -113,12 +113,13 @@ EXPORT int malloc_info(int options, FILE *fp) noexcept
 	fwrite(doc, 1, head, fp);
 	heap_figures h = figures();
 	small::usage u = small::usage_now();
-	fprintf(fp, "<heap nr=\"allocinfo\">\n<spans in-use=\"%zu\" empty=\"%zu\" purged=\"%zu\"/>\n"
+	fprintf(fp, "<heap nr=\"allocinfo\">\n<spans in-use=\"%zu\" empty=\"%zu\" purged=\"%zu\" "
+		    "taken=\"%llu\"/>\n"
 		    "<glibc-trims done=\"%llu\" spaced-out=\"%llu\" time-us=\"%llu\"/>\n"
 		    "<total type=\"rest\" size=\"%zu\"/>\n"
 		    "<system type=\"current\" size=\"%zu\"/>\n</heap>\n",
 		u.spans_in_classes, u.spans_empty, u.spans_purged,
-		(unsigned long long)u.trims_done, (unsigned long long)u.trims_spaced_out,
+		(unsigned long long)u.spans_taken, (unsigned long long)u.trims_done, (unsigned long long)u.trims_spaced_out,
 		(unsigned long long)(u.trims_ns / 1000),
 		h.system - h.in_use, h.system);
 	fputs(end ? end : "</malloc>\n", fp);

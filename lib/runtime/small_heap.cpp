@@ -104,6 +104,7 @@ struct alignas(64) pool_state {
 	list empty;		/* newest first: the next one handed out is warm */
 	list purged;
 	uint32_t n_empty, n_purged;
+	uint64_t taken;		/* spans handed to a class, ever: for malloc_info */
 	uint32_t top;		/* spans ever handed out: [0, top) */
 	uint32_t mapped;	/* spans mapped: [0, mapped) */
 	uint32_t grow_skip;	/* span requests to let by before trying to grow again */
@@ -288,6 +289,7 @@ void maybe_purge()
 		}
 	}
 	if (i != NONE) {
+		g_pool.taken++;
 		span &s = g_spans[i];
 		s.free = nullptr;
 		s.used = 0;
@@ -795,6 +797,7 @@ usage usage_now()
 	u.spans_empty = g_pool.n_empty;
 	u.spans_purged = g_pool.n_purged;
 	u.spans_in_classes = g_pool.top - g_pool.n_empty - g_pool.n_purged;
+	u.spans_taken = g_pool.taken;
 	g_pool.lock.unlock();
 	u.mapped = (u.spans_in_classes + u.spans_empty) * SPAN;
 	u.trims_done = __atomic_load_n(&g_pool.trims_done, __ATOMIC_RELAXED);

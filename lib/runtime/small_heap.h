@@ -228,6 +228,7 @@ struct usage {
 	size_t in_use;		/* slots handed out (a cache's count as in use, as glibc's
 				 * tcache's do), less this thread's cache */
 	size_t spans_in_classes, spans_empty, spans_purged;
+	uint64_t spans_taken;	/* handed to a class, ever (a class's churn, when high) */
 	/* glibc's trims as the heap grew or large blocks were freed: made, requests
 	 * merged into one still due (held back while the trims' budget was spent), and
 	 * the time the trims took */

@@ -386,6 +386,43 @@ static int child_idle_classes(void)
 	return 0;
 }
 
+/* How many times classes were handed a span, as malloc_info() reports it (-1 if it
+ * cannot be read). */
+static long long spans_taken(void)
+{
+	long long n = -1;
+	char *doc = malloc_info_doc();
+	const char *at = doc ? strstr(doc, "<spans in-use=\"") : NULL;
+	if (!at || sscanf(at, "<spans in-use=\"%*u\" empty=\"%*u\" purged=\"%*u\" taken=\"%lld\"",
+			  &n) != 1)
+		n = -1;
+	free(doc);
+	return n;
+}
+
+/* Blocks made by realloc(NULL, n) and grown by realloc at once, as Lua allocates:
+ * the classes they leave hold all their slots in the cache and look idle. Prints how
+ * many spans classes were handed in the whole process, read once at the end: a read
+ * allocates, and a span it leaves empty in the pool would hide the case. */
+enum { REGROW_KEEP = 64, REGROW_ROUNDS = 100000 };
+static int child_realloc_growth(void)
+{
+	static void *keep[REGROW_KEEP];
+	for (int i = 0; i < REGROW_ROUNDS; i++) {
+		int k = i % REGROW_KEEP;
+		free(keep[k]);
+		keep[k] = realloc(NULL, 32 + (size_t)(i & 7) * 8);
+		keep[k] = realloc(keep[k], 96);
+	}
+	long long taken = spans_taken();
+	for (int k = 0; k < REGROW_KEEP; k++)
+		free(keep[k]);
+	if (taken < 0)
+		return 1;
+	fprintf(stderr, "%lld\n", taken);
+	return 0;
+}
+
 enum { MOVE_BLOCKS = 2000 };
 static uintptr_t move_lo = UINTPTR_MAX, move_hi;
 
@@ -716,6 +753,22 @@ static void test_idle_classes_spans_serve_a_growing_one(void **state)
 	assert_true(more <= 4);
 }
 
+static void test_realloc_growth_keeps_its_spans(void **state)
+{
+	(void)state;
+	need_heap();
+	char err[4096];
+	long long taken;
+	run_child("regrow", NULL, err, sizeof(err));
+	assert_int_equal(sscanf(err, "%lld", &taken), 1);
+	print_message("%d rounds of realloc(NULL, 32..88) grown to 96 bytes: %lld spans "
+		      "taken in all\n", (int)REGROW_ROUNDS, taken);
+	/* A span a class the process uses. When every refill drained the classes the
+	 * blocks leave, a span went back to the pool and was taken again most rounds. */
+	assert_true(taken > 0);
+	assert_true(taken <= 64);
+}
+
 static void test_spans_move_between_threads_and_fork(void **state)
 {
 	(void)state;
@@ -780,6 +833,7 @@ int main(int argc, char **argv)
 		{ "scatter", child_scattered_phase }, { "hole", child_glibc_hole },
 		{ "fragtrim", child_fragmented_glibc }, { "spanhole", child_hole_after_spans },
 		{ "idle", child_idle_classes }, { "idlepre", child_idle_precondition },
+		{ "regrow", child_realloc_growth },
 	};
 	if (argc == 2) {
 		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
@@ -797,6 +851,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_empty_spans_go_back_after_a_while),
 		cmocka_unit_test(test_purged_span_is_reused),
 		cmocka_unit_test(test_idle_classes_spans_serve_a_growing_one),
+		cmocka_unit_test(test_realloc_growth_keeps_its_spans),
 		cmocka_unit_test(test_spans_move_between_threads_and_fork),
 		cmocka_unit_test(test_rlimit_as_lowered_at_run_time),
 		cmocka_unit_test(test_mallinfo2_counts_the_heap),
