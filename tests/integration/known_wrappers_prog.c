@@ -8,7 +8,8 @@
  * walks out of a wrapper, and the first reading of the program's symbols, happen
  * there), then on a coroutine (makecontext) whose stack ends just above its first
  * frame; both stacks end at a page that is not mapped, so that a walk reading past
- * the top of the stack faults. Prints the calls' lines, then the report.
+ * the top of the stack faults. In C++ also a wrapper declared by its bare name,
+ * pool::grab. Prints the calls' lines, then the report.
  * Usage: known_wrappers_prog
  */
 #include <limits.h>
@@ -49,9 +50,26 @@ __attribute__((noinline)) char *xstrdup(const char *s)
 	return p;
 }
 
+#ifdef __cplusplus
+/* A C++ wrapper in a namespace, declared by its bare name (ALLOCINFO_WRAPPERS=
+ * pool::grab), whose allocation carries no tag: operator new, charged by the walk
+ * out of its frame, which is found by the symbol _ZN4pool4grabEm. */
+namespace pool {
+__attribute__((noinline)) void *grab(size_t n)
+{
+	void *p = ::operator new(n);
+	KEEP_FRAME();
+	return p;
+}
+}
+#define GRAB(n) pool::grab(n)
+#else
+#define GRAB(n) xmalloc(n)	/* the same bytes in C, through a known wrapper */
+#endif
+
 static volatile size_t small = 40;	/* not a constant to the compiler */
-static int lines[4];
-static void *volatile kept[2][5];	/* stored: no call becomes a tail call */
+static int lines[5];
+static void *volatile kept[2][6];	/* stored: no call becomes a tail call */
 static ucontext_t main_context, coroutine;
 
 static void calls(int round)
@@ -65,6 +83,8 @@ static void calls(int round)
 	lines[3] = __LINE__ + 2;
 	for (int i = 3; i < 5; i++)	/* one row, two calls */
 		kept[round][i] = xstrdup("wrapped");
+	lines[4] = __LINE__ + 1;
+	kept[round][5] = GRAB(1000);
 }
 
 static void *on_thread(void *arg)
@@ -115,8 +135,8 @@ int main(void)
 		perror("known_wrappers_prog: swapcontext");
 		return 1;
 	}
-	printf("lines malloc=%d big=%d calloc=%d strdup=%d\n", lines[0], lines[1], lines[2],
-	       lines[3]);
+	printf("lines malloc=%d big=%d calloc=%d strdup=%d grab=%d\n", lines[0], lines[1],
+	       lines[2], lines[3], lines[4]);
 	fflush(stdout);
 	allocinfo_print(STDOUT_FILENO);
 	return 0;
