@@ -43,14 +43,16 @@ for p in c_O0 c_O2 cxx_O0 cxx_O2 cc_c_O0 cc_c_O2 cc_cxx_O0 cc_cxx_O2; do
 	m=known_wrappers_$p
 	prog=$I/$m
 	case $p in cc_*) prog=$tmp/$m ;; esac
-	out=$(ALLOCINFO_WRAPPERS=pool::grab "$prog" 2>&1)
+	out=$(ALLOCINFO_WRAPPERS=pool::grab "$prog" 2>"$tmp/stderr")
 	rc=$?
 	if [ $rc != 0 ]; then
 		echo "$p: the program failed ($rc)"
 		printf '%s\n' "$out"
+		cat "$tmp/stderr"
 		fail=1
 		continue
 	fi
+	[ -s "$tmp/stderr" ] && { echo "$p: unexpected stderr:"; cat "$tmp/stderr"; fail=1; }
 	set -- $(printf '%s\n' "$out" | sed -n 's/^lines malloc=\([0-9]*\) big=\([0-9]*\) calloc=\([0-9]*\) strdup=\([0-9]*\) grab=\([0-9]*\)$/\1 \2 \3 \4 \5/p')
 	[ $# -eq 5 ] || { echo "$p: no line numbers"; printf '%s\n' "$out"; fail=1; continue; }
 	# Each line ran twice: on the thread, then on the coroutine.
