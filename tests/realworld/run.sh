@@ -14,8 +14,9 @@
 # (zstd-c99: zstd built with its `make c99build` flags, from the zstd repository;
 # git-malloc-check: git's tests with its own allocator check, from the git
 # repository). GIT_DIR is a clone (bare or not) of the project's public repository;
-# it is cloned again into a scratch directory, never changed. The allocinfo-cc and allocinfo-c++ used are the first on PATH
-# (`make check-realworld` puts the built ones there). Not part of `make check`.
+# it is cloned again into a scratch directory, never changed. The allocinfo-cc and
+# allocinfo-c++ used are the first on PATH (`make check-realworld` puts the built
+# ones there). Not part of `make check`.
 #
 # Where a project needs a git submodule that a plain clone lacks, the script uses the
 # system's copy instead: jq's vendor/oniguruma (the system's libonig, which jq's
@@ -33,7 +34,7 @@ while [ $# -gt 0 ]; do
 	-j*) jobs=${1#-j} ;;
 	--only) only=,$2,; shift ;;
 	--keep) keep=yes ;;
-	-h|--help) sed -n '3,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*=*) repos+=("$1") ;;
 	*) echo "run.sh: unknown argument $1 (expected NAME=GIT_DIR)" >&2; exit 2 ;;
 	esac
