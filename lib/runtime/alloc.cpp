@@ -257,14 +257,11 @@ static inline void release_other_as(void *p) noexcept
 {
 	alloc_record *rec = record_of(p);
 	char *shard = thread_shard();
-	if (rec->meta == (RECORD_MAGIC | RECORD_F_FOREIGN) && likely(shard)) {
-		/* Another allocator's counted block, its common case: release()'s steps
-		 * and its free, without release_slow()'s call and checks. */
-		sub_owned_at(shard, rec->counter & g_fast.counter_mask, (int64_t)rec->size);
-		if (route_pending())	/* objects loaded since: their calls too */
-			route_new_objects();
-		backend::foreign.free(rec);	/* last: a tail call */
-	} else if ((rec->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
+	if (rec->meta == (RECORD_MAGIC | RECORD_F_FOREIGN) && likely(shard))
+		/* Another allocator's counted block, its common case, without
+		 * release_slow()'s call and checks. */
+		release_foreign(rec, shard);
+	else if ((rec->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
 		release_slow(p, Op);
 	else if (unlikely(__atomic_load_n(&g_tail_records, __ATOMIC_RELAXED)))
 		release_maybe_tail(p);
@@ -272,6 +269,12 @@ static inline void release_other_as(void *p) noexcept
 		release_plain_other(p);
 	else	/* made while counting was off, or by a sanitizer */
 		backend::free(p);
+}
+
+void route_then_free_foreign(alloc_record *rec) noexcept
+{
+	route_new_objects();
+	backend::foreign.free(rec);
 }
 
 void release_other(void *p) noexcept { release_other_as<ALLOCINFO_OP_FREE>(p); }
@@ -283,11 +286,7 @@ void release_slow(void *p, int op) noexcept
 	uint32_t meta = rec->meta;
 	char *shard = thread_shard();
 	if (likely(meta == (RECORD_MAGIC | RECORD_F_FOREIGN) && shard)) {
-		/* Another allocator's counted block: release()'s steps, its free. */
-		sub_owned_at(shard, rec->counter & g_fast.counter_mask, (int64_t)rec->size);
-		backend::foreign.free(rec);
-		if (route_pending())	/* objects loaded since: their calls too */
-			route_new_objects();
+		release_foreign(rec, shard);	/* another allocator's counted block */
 		return;
 	}
 	if ((meta & RECORD_F_DEBUG) && !check_pointer(p, "free"))

@@ -25,6 +25,7 @@
 #include "caller_tags.h"
 #include "internal.h"
 #include "registry.h"
+#include "route.h"
 #include "small_heap.h"
 #include "thread_shard.h"
 
@@ -213,6 +214,19 @@ void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve 
 /* Validates a pointer handed to free/realloc under ALLOCINFO_DEBUG; false (after a
  * message) when it is not one of ours. */
 bool check_pointer(void *p, const char *what) HIDDEN;
+
+/* free() of another allocator's counted block (record RECORD_MAGIC | RECORD_F_FOREIGN)
+ * by a thread with a shard: uncounted, objects loaded since routing routed, then
+ * freed by the allocator (last: a tail call). */
+void route_then_free_foreign(alloc_record *rec) noexcept HIDDEN;
+static inline void release_foreign(alloc_record *rec, char *shard)
+{
+	sub_owned_at(shard, rec->counter & g_fast.counter_mask, (int64_t)rec->size);
+	if (route_pending())	/* objects loaded since: their calls too */
+		route_then_free_foreign(rec);	/* out of line: no frame here */
+	else
+		backend::foreign.free(rec);
+}
 
 /* free() of a block whose record is not exactly the plain one, or that has none
  * (made while counting was off); and the same for operator delete, for callbacks. */

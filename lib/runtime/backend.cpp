@@ -73,7 +73,7 @@ void *own_symbol(struct link_map *map, const char *name)
 }
 
 /* What the allocator may lack, made from what it has. */
-void *calloc_by_malloc(size_t n, size_t s)
+void *calloc_by_malloc(size_t n, size_t s) noexcept
 {
 	size_t total;
 	if (__builtin_mul_overflow(n, s, &total)) {
@@ -87,7 +87,7 @@ void *calloc_by_malloc(size_t n, size_t s)
 int (*foreign_posix_memalign)(void **, size_t, size_t);
 void *(*foreign_aligned_alloc)(size_t, size_t);
 
-void *memalign_by_posix(size_t align, size_t n)
+void *memalign_by_posix(size_t align, size_t n) noexcept
 {
 	void *p;
 	int err = foreign_posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, n);
@@ -98,7 +98,7 @@ void *memalign_by_posix(size_t align, size_t n)
 	return p;
 }
 
-void *memalign_by_aligned_alloc(size_t align, size_t n)
+void *memalign_by_aligned_alloc(size_t align, size_t n) noexcept
 {
 	/* C11 wants the size a multiple of the alignment. */
 	size_t rounded = (n + align - 1) & ~(align - 1);
@@ -109,13 +109,13 @@ void *memalign_by_aligned_alloc(size_t align, size_t n)
 	return foreign_aligned_alloc(align, rounded);
 }
 
-void *memalign_missing(size_t, size_t)
+void *memalign_missing(size_t, size_t) noexcept
 {
 	errno = ENOMEM;
 	return nullptr;
 }
 
-size_t usable_size_missing(void *)
+size_t usable_size_missing(void *) noexcept
 {
 	return 0;
 }
@@ -125,15 +125,15 @@ size_t usable_size_missing(void *)
 bool fill_foreign(struct link_map *map)
 {
 	table t = {};
-	t.malloc = reinterpret_cast<void *(*)(size_t)>(own_symbol(map, "malloc"));
-	t.free = reinterpret_cast<void (*)(void *)>(own_symbol(map, "free"));
-	t.realloc = reinterpret_cast<void *(*)(void *, size_t)>(own_symbol(map, "realloc"));
+	t.malloc = reinterpret_cast<decltype(t.malloc)>(own_symbol(map, "malloc"));
+	t.free = reinterpret_cast<decltype(t.free)>(own_symbol(map, "free"));
+	t.realloc = reinterpret_cast<decltype(t.realloc)>(own_symbol(map, "realloc"));
 	if (!t.free || !t.realloc)
 		return false;
-	t.calloc = reinterpret_cast<void *(*)(size_t, size_t)>(own_symbol(map, "calloc"));
+	t.calloc = reinterpret_cast<decltype(t.calloc)>(own_symbol(map, "calloc"));
 	if (!t.calloc)
 		t.calloc = calloc_by_malloc;
-	t.memalign = reinterpret_cast<void *(*)(size_t, size_t)>(own_symbol(map, "memalign"));
+	t.memalign = reinterpret_cast<decltype(t.memalign)>(own_symbol(map, "memalign"));
 	foreign_posix_memalign = reinterpret_cast<int (*)(void **, size_t, size_t)>(
 		own_symbol(map, "posix_memalign"));
 	foreign_aligned_alloc = reinterpret_cast<void *(*)(size_t, size_t)>(
@@ -141,7 +141,7 @@ bool fill_foreign(struct link_map *map)
 	if (!t.memalign)
 		t.memalign = foreign_posix_memalign ? memalign_by_posix
 			   : foreign_aligned_alloc ? memalign_by_aligned_alloc : memalign_missing;
-	t.usable_size = reinterpret_cast<size_t (*)(void *)>(own_symbol(map, "malloc_usable_size"));
+	t.usable_size = reinterpret_cast<decltype(t.usable_size)>(own_symbol(map, "malloc_usable_size"));
 	if (!t.usable_size)
 		t.usable_size = usable_size_missing;
 	foreign = t;
@@ -268,12 +268,12 @@ void *got_entry(unsigned)
 void init()
 {
 	table t;
-	t.malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
-	t.calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
-	t.realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
-	t.free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
-	t.memalign = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
-	t.usable_size = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+	t.malloc = reinterpret_cast<decltype(t.malloc)>(dlsym(RTLD_NEXT, "malloc"));
+	t.calloc = reinterpret_cast<decltype(t.calloc)>(dlsym(RTLD_NEXT, "calloc"));
+	t.realloc = reinterpret_cast<decltype(t.realloc)>(dlsym(RTLD_NEXT, "realloc"));
+	t.free = reinterpret_cast<decltype(t.free)>(dlsym(RTLD_NEXT, "free"));
+	t.memalign = reinterpret_cast<decltype(t.memalign)>(dlsym(RTLD_NEXT, "memalign"));
+	t.usable_size = reinterpret_cast<decltype(t.usable_size)>(dlsym(RTLD_NEXT, "malloc_usable_size"));
 	g_next = t;
 	next_usable_size = t.usable_size;
 }

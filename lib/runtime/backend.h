@@ -33,14 +33,15 @@ namespace allocinfo {
 namespace backend {
 
 /* An allocator's entry points. calloc, realloc, memalign and usable_size are never
- * null once filled: what the allocator lacks is built from the others. */
+ * null once filled: what the allocator lacks is built from the others. A C
+ * allocator never throws: noexcept lets a noexcept caller end in a tail call. */
 struct table {
-	void *(*malloc)(size_t);
-	void *(*calloc)(size_t, size_t);
-	void *(*realloc)(void *, size_t);
-	void (*free)(void *);
-	void *(*memalign)(size_t, size_t);
-	size_t (*usable_size)(void *);
+	void *(*malloc)(size_t) noexcept;
+	void *(*calloc)(size_t, size_t) noexcept;
+	void *(*realloc)(void *, size_t) noexcept;
+	void (*free)(void *) noexcept;
+	void *(*memalign)(size_t, size_t) noexcept;
+	size_t (*usable_size)(void *) noexcept;
 };
 
 /* Who serves the process's blocks, as init() found it. */

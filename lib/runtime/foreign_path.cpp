@@ -45,6 +45,12 @@ template <bool Zero> void *foreign_site_malloc(const alloc_tag *t, size_t n)
 	return allocate_lean(slot_for_site(t), n, Zero);
 }
 
+void *foreign_new(size_t n, uintptr_t ra)
+{
+	void *p = foreign_malloc<false>(n, ra);
+	return likely(p != nullptr) ? p : new_failed(n, 0, ra, false);
+}
+
 template void *foreign_malloc<false>(size_t, uintptr_t);
 template void *foreign_malloc<true>(size_t, uintptr_t);
 template void *foreign_site_malloc<false>(const alloc_tag *, size_t);

@@ -35,6 +35,13 @@ static inline bool foreign_go()
  * allocator's call. */
 template <bool Zero> void *foreign_malloc(size_t n, uintptr_t ra) HIDDEN;
 template <bool Zero> void *foreign_site_malloc(const alloc_tag *t, size_t n) HIDDEN;
+/* operator new of n bytes for the caller at ra: foreign_malloc<false>, and then
+ * new_failed() when the allocator has none, so that its caller needs no frame. */
+void *foreign_new(size_t n, uintptr_t ra) HIDDEN;
+
+/* operator new's answer to a failed allocation (override.cpp): the new handler's
+ * loop, then std::bad_alloc (or null for nothrow). */
+[[gnu::noinline]] void *new_failed(size_t n, size_t align, uintptr_t ra, bool nothrow) HIDDEN;
 
 } /* namespace allocinfo */
 

@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: MIT
 # liballocinfo: what every instrumented process runs.
 
-# The exported entry points; apart because operator new must be able to throw.
+# The exported entry points and the lean path over another allocator (which ends
+# operator new's failures too); apart because operator new must be able to throw.
 noinst_LTLIBRARIES += lib/liboverride.la
-lib_liboverride_la_SOURCES = lib/runtime/override.cpp
+lib_liboverride_la_SOURCES = lib/runtime/override.cpp \
+	lib/runtime/foreign_path.h lib/runtime/foreign_path.cpp
 lib_liboverride_la_CXXFLAGS = -std=gnu++17 $(WARN_CXXFLAGS) -fvisibility=hidden \
 	-ftls-model=initial-exec $(SAN_FRAME_FLAGS)
 
@@ -34,7 +36,6 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/small_heap.h lib/runtime/small_heap.cpp \
 	lib/runtime/introspection.h lib/runtime/introspection.cpp \
 	lib/runtime/alloc.h lib/runtime/alloc.cpp \
-	lib/runtime/foreign_path.h lib/runtime/foreign_path.cpp \
 	lib/runtime/rcu_published.h lib/runtime/rcu_library.h lib/runtime/rcu_library.cpp \
 	lib/runtime/callbacks.h lib/runtime/callbacks.cpp \
 	lib/runtime/sampler.h lib/runtime/sampler.cpp \

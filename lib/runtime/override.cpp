@@ -114,6 +114,16 @@ inline void *do_site_malloc(const alloc_tag *t, size_t n, bool zero)
 	return zero ? site_malloc_off<true>(t, n) : site_malloc_off<false>(t, n);
 }
 
+inline void *do_site_calloc(const alloc_tag *t, size_t n, size_t m)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, m, &total)) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+	return do_site_malloc(t, total, true);
+}
+
 inline void *do_calloc(size_t n, size_t m, uintptr_t ra)
 {
 	size_t total;
@@ -361,12 +371,7 @@ EXPORT void *allocinfo_malloc(const alloc_tag *t, size_t n) { return do_site_mal
 
 EXPORT void *allocinfo_calloc(const alloc_tag *t, size_t n, size_t m)
 {
-	size_t total;
-	if (__builtin_mul_overflow(n, m, &total)) {
-		errno = ENOMEM;
-		return nullptr;
-	}
-	return do_site_malloc(t, total, true);
+	return do_site_calloc(t, n, m);
 }
 
 EXPORT void *allocinfo_realloc(const alloc_tag *t, void *p, size_t n)
@@ -500,7 +505,9 @@ std::new_handler current_new_handler()
 	abort();
 }
 
-[[gnu::noinline]] void *new_failed(size_t n, size_t align, uintptr_t ra, bool nothrow)
+} /* namespace */
+
+void *allocinfo::new_failed(size_t n, size_t align, uintptr_t ra, bool nothrow)
 {
 	for (;;) {
 		std::new_handler h = current_new_handler();
@@ -515,6 +522,8 @@ std::new_handler current_new_handler()
 			return p;
 	}
 }
+
+namespace {
 
 /* new_fast's retries after the new handler, charged to the slot it chose: so the
  * return address need not stay live across the call into glibc. */
@@ -557,14 +566,11 @@ std::new_handler current_new_handler()
  * any are registered (foreign_path.h). */
 [[gnu::noinline]] void *new_off(size_t n, uintptr_t ra)
 {
-	void *p;
-	if (foreign_go()) {
-		p = foreign_malloc<false>(n, ra);
-	} else {
-		if (unlikely(callbacks::wanted()))
-			return new_with_callbacks(n, 0, ra, false);
-		p = malloc_off<false>(n, ra);
-	}
+	if (foreign_go())
+		return foreign_new(n, ra);
+	if (unlikely(callbacks::wanted()))
+		return new_with_callbacks(n, 0, ra, false);
+	void *p = malloc_off<false>(n, ra);
 	return likely(p != nullptr) ? p : new_failed(n, 0, ra, false);
 }
 
@@ -691,3 +697,129 @@ EXPORT void operator delete[](void *p, std::align_val_t, const std::nothrow_t &)
 {
 	do_delete(p);
 }
+
+/* ---- routed entry points: over an allocator that came first -----------------------
+ *
+ * route_calls() points the process's calls of these names here rather than at the
+ * exported functions above. Each takes the lean path (foreign_path.h) at once while
+ * it is open, without the tests that the glibc fast path puts in front of it (its
+ * switch, the plain blocks of counting off, the small-block heap's record), and does
+ * what the exported function does otherwise. Frees of the allocator's counted blocks
+ * likewise go straight to release_foreign().
+ */
+
+namespace {
+
+/* Their other cases call the exported functions' bodies, never the exported names:
+ * the library's own references to those are routed here too. */
+
+void *routed_malloc(size_t n)
+{
+	if (likely(foreign_go()))
+		return foreign_malloc<false>(n, RA());
+	return do_malloc(n, RA());
+}
+
+void *routed_calloc(size_t n, size_t m)
+{
+	size_t total;
+	if (likely(foreign_go()) && likely(!__builtin_mul_overflow(n, m, &total)))
+		return foreign_malloc<true>(total, RA());
+	return do_calloc(n, m, RA());
+}
+
+void *routed_site_malloc(const alloc_tag *t, size_t n)
+{
+	if (likely(foreign_go()))
+		return foreign_site_malloc<false>(t, n);
+	return do_site_malloc(t, n, false);
+}
+
+void *routed_site_calloc(const alloc_tag *t, size_t n, size_t m)
+{
+	size_t total;
+	if (likely(foreign_go()) && likely(!__builtin_mul_overflow(n, m, &total)))
+		return foreign_site_malloc<true>(t, total);
+	return do_site_calloc(t, n, m);
+}
+
+void *routed_new(size_t n)
+{
+	if (likely(foreign_go()))
+		return foreign_new(n, RA());
+	return do_new(n, RA());
+}
+
+/* The exported functions, for the routed frees below: out of line, so that those
+ * need no stack frame. */
+[[gnu::noinline]] void free_other(void *p) noexcept { do_free(p); }
+[[gnu::noinline]] void delete_other(void *p) noexcept { do_delete(p); }
+[[gnu::noinline]] void sized_delete_other(void *p, size_t n) noexcept { do_sized_delete(p, n); }
+
+/* The allocator's counted block, freed by a thread with a shard: true when done.
+ * A slot of the small-block heap (ALLOCINFO_HEAP=own) has no record below it. */
+inline bool routed_release(void *p)
+{
+	if (unlikely(!p) || small::contains(p, g_fast.small_base))
+		return false;
+	alloc_record *rec = record_of(p);
+	char *shard = thread_shard();
+	if (unlikely(rec->meta != (RECORD_MAGIC | RECORD_F_FOREIGN) || !shard))
+		return false;
+	release_foreign(rec, shard);
+	return true;
+}
+
+void routed_free(void *p) noexcept
+{
+	if (!routed_release(p))
+		free_other(p);
+}
+
+void routed_delete(void *p) noexcept
+{
+	if (!routed_release(p))
+		delete_other(p);
+}
+
+/* A block made under ALLOCINFO_DEBUG has a marked record: its size is checked by
+ * do_sized_delete(). */
+void routed_sized_delete(void *p, size_t n) noexcept
+{
+	if (!routed_release(p))
+		sized_delete_other(p, n);
+}
+
+struct routed_fn {
+	const char *name;
+	void *fn;
+};
+const routed_fn routed_fns[] = {
+	{ "malloc", reinterpret_cast<void *>(routed_malloc) },
+	{ "calloc", reinterpret_cast<void *>(routed_calloc) },
+	{ "free", reinterpret_cast<void *>(routed_free) },
+	{ "allocinfo_malloc", reinterpret_cast<void *>(routed_site_malloc) },
+	{ "allocinfo_calloc", reinterpret_cast<void *>(routed_site_calloc) },
+	{ "_Znwm", reinterpret_cast<void *>(routed_new) },
+	{ "_Znam", reinterpret_cast<void *>(routed_new) },
+	{ "_ZdlPv", reinterpret_cast<void *>(routed_delete) },
+	{ "_ZdaPv", reinterpret_cast<void *>(routed_delete) },
+	{ "_ZdlPvm", reinterpret_cast<void *>(routed_sized_delete) },
+	{ "_ZdaPvm", reinterpret_cast<void *>(routed_sized_delete) },
+};
+
+} /* namespace */
+
+namespace allocinfo {
+
+void *routed_entry(const char *name)
+{
+	if (RECORD_ALWAYS)	/* a sanitizer's blocks: the exported functions' checks */
+		return nullptr;
+	for (const routed_fn &r : routed_fns)
+		if (!strcmp(r.name, name))
+			return r.fn;
+	return nullptr;
+}
+
+} /* namespace allocinfo */

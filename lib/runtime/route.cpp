@@ -44,6 +44,9 @@ const char *const routed_names[] = {
 	"_ZdlPvm", "_ZdaPvm", "_ZdlPvSt11align_val_t", "_ZdaPvSt11align_val_t",
 	"_ZdlPvmSt11align_val_t", "_ZdaPvmSt11align_val_t",
 	"_ZdlPvSt11align_val_tRKSt9nothrow_t", "_ZdaPvSt11align_val_tRKSt9nothrow_t",
+	/* the header's calls that leave its inline path: only liballocinfo defines
+	 * them, but routed entry points (routed_entry()) serve them faster */
+	"allocinfo_malloc", "allocinfo_calloc",
 };
 constexpr unsigned NR_ROUTED = sizeof(routed_names) / sizeof(routed_names[0]);
 
@@ -356,7 +359,8 @@ unsigned route_calls(struct link_map *allocator, struct link_map *self)
 	route_job &job = g_job;
 	set_names(&job, routed_names, NR_ROUTED);
 	for (unsigned i = 0; i < NR_ROUTED; i++)
-		job.ours[i] = defined_symbol(self, routed_names[i]);
+		if (!(job.ours[i] = routed_entry(routed_names[i])))
+			job.ours[i] = defined_symbol(self, routed_names[i]);
 	job.skip_dynamic = allocator->l_ld;
 	job.loader_base = getauxval(AT_BASE);
 	job.vdso_base = getauxval(AT_SYSINFO_EHDR);
@@ -364,7 +368,8 @@ unsigned route_calls(struct link_map *allocator, struct link_map *self)
 	struct link_map *last = _r_debug.r_map;
 	while (last && last->l_next)
 		last = last->l_next;
-	__atomic_store_n(&g_route_tail, last, __ATOMIC_RELEASE);
+	if (last)
+		__atomic_store_n(&g_route_tail, last, __ATOMIC_RELEASE);
 	return job.rewritten;
 #endif
 }
@@ -390,7 +395,8 @@ unsigned route_symbols(const char *const *names, void *const *fns, unsigned nr)
 #endif
 }
 
-struct link_map *g_route_tail;
+struct link_map g_no_route_tail;
+struct link_map *g_route_tail = &g_no_route_tail;
 
 bool redirect_backend(struct link_map *self, void *const fns[NR_BACKEND])
 {
@@ -467,7 +473,7 @@ const ElfW(Dyn) *g_tail_before_dlclose;
 void route_new_objects()
 {
 	struct link_map *tail = __atomic_load_n(&g_route_tail, __ATOMIC_ACQUIRE);
-	if (tail)
+	if (tail != &g_no_route_tail)
 		route_after(tail->l_ld);
 }
 
@@ -479,8 +485,9 @@ void route_fork_child()
 
 void route_before_dlclose()
 {
-	struct link_map *tail = __atomic_exchange_n(&g_route_tail, nullptr, __ATOMIC_ACQ_REL);
-	if (tail)
+	struct link_map *tail = __atomic_exchange_n(&g_route_tail, &g_no_route_tail,
+						    __ATOMIC_ACQ_REL);
+	if (tail != &g_no_route_tail)
 		g_tail_before_dlclose = tail->l_ld;
 }
 

@@ -27,7 +27,11 @@ void *defined_symbol(const struct link_map *map, const char *name) HIDDEN;
  * many entries now lead to us. */
 unsigned route_calls(struct link_map *allocator, struct link_map *self) HIDDEN;
 
-/* Points every loaded object's GOT entries for names[i] (nr of them, at most 31)
+/* The entry point that a routed call of `name` reaches instead of the exported one
+ * (override.cpp: the lean path first), or null where the exported one serves. */
+void *routed_entry(const char *name) HIDDEN;
+
+/* Points every loaded object's GOT entries for names[i] (nr of them, at most 33)
  * at fns[i] (null: left alone), the defining object's own included. Returns how
  * many entries were rewritten. */
 unsigned route_symbols(const char *const *names, void *const *fns, unsigned nr) HIDDEN;
@@ -50,12 +54,14 @@ bool redirect_backend(struct link_map *self, void *const fns[NR_BACKEND]) HIDDEN
  * finished relocating it (its RELRO segment is read-only again), never halfway.
  */
 extern struct link_map *g_route_tail HIDDEN;
+/* The tail while nothing is routed (or dlclose runs): an entry followed by nothing,
+ * so that the check needs no test of its own for that case. */
+extern struct link_map g_no_route_tail HIDDEN;
 
 static inline bool route_pending()
 {
 	struct link_map *tail = __atomic_load_n(&g_route_tail, __ATOMIC_ACQUIRE);
-	return unlikely(tail != nullptr) &&
-	       unlikely(__atomic_load_n(&tail->l_next, __ATOMIC_RELAXED) != nullptr);
+	return unlikely(__atomic_load_n(&tail->l_next, __ATOMIC_RELAXED) != nullptr);
 }
 
 void route_new_objects() HIDDEN;

@@ -48,11 +48,13 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 \
 	# Preloaded into a binary built with the header: the allocator comes first.
 	if [ "$name" = glibc-debug ]; then
 		expect_ok "LD_PRELOAD=$lib MALLOC_CHECK_=3" LD_PRELOAD="$lib" MALLOC_CHECK_=3 \
-			MALLOC_PERTURB_=165 "$U/underneath" glibc "$PLUGIN"
-		expect_ok "LD_PRELOAD=$lib" LD_PRELOAD="$lib" "$U/underneath" glibc "$PLUGIN"
+			MALLOC_PERTURB_=165 UNDERNEATH_FIRST=1 "$U/underneath" glibc "$PLUGIN"
+		expect_ok "LD_PRELOAD=$lib" LD_PRELOAD="$lib" UNDERNEATH_FIRST=1 \
+			"$U/underneath" glibc "$PLUGIN"
 		continue
 	fi
-	expect_ok "LD_PRELOAD=$lib" LD_PRELOAD="$lib" "$U/underneath" "$name" "$PLUGIN"
+	expect_ok "LD_PRELOAD=$lib" LD_PRELOAD="$lib" UNDERNEATH_FIRST=1 "$U/underneath" \
+		"$name" "$PLUGIN"
 	expect_ok "C++, LD_PRELOAD=$lib" LD_PRELOAD="$lib" "$U/underneath_cxx" "$name"
 	expect_ok "C++, LD_PRELOAD=liballocinfo.so $lib" LD_PRELOAD="$ALLOCINFO_LIB $lib" \
 		"$U/underneath_cxx" "$name"
@@ -64,8 +66,8 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 \
 		expect_ok "LD_PRELOAD=liballocinfo.so $lib, ALLOCINFO_HEAP=own" \
 			ALLOCINFO_HEAP=own UNDERNEATH_OWN_HEAP=1 LD_PRELOAD="$ALLOCINFO_LIB $lib" \
 			"$U/underneath" "$name" "$PLUGIN"
-		expect_ok "LD_PRELOAD=$lib, ALLOCINFO_HEAP=own" \
-			ALLOCINFO_HEAP=own UNDERNEATH_OWN_HEAP=1 LD_PRELOAD="$lib" \
+		expect_ok "LD_PRELOAD=$lib, ALLOCINFO_HEAP=own" ALLOCINFO_HEAP=own \
+			UNDERNEATH_OWN_HEAP=1 UNDERNEATH_FIRST=1 LD_PRELOAD="$lib" \
 			"$U/underneath" "$name" "$PLUGIN"
 		expect_ok "C++, LD_PRELOAD=$lib, ALLOCINFO_HEAP=own" \
 			ALLOCINFO_HEAP=own LD_PRELOAD="$lib" "$U/underneath_cxx" "$name"
@@ -76,13 +78,14 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 \
 	fi
 	# Linked ahead of the library (as allocinfo-cc ... -l$name links), and behind
 	# it when the library is preloaded.
-	expect_ok "linked with -l$name" "$U/underneath_$name" "$name" "$PLUGIN"
+	expect_ok "linked with -l$name" UNDERNEATH_FIRST=1 "$U/underneath_$name" "$name" \
+		"$PLUGIN"
 	expect_ok "linked with -l$name, LD_PRELOAD=liballocinfo.so" \
 		LD_PRELOAD="$ALLOCINFO_LIB" "$U/underneath_$name" "$name" "$PLUGIN"
-	expect_ok "linked with -l$name, ALLOCINFO=0" ALLOCINFO=0 \
+	expect_ok "linked with -l$name, ALLOCINFO=0" ALLOCINFO=0 UNDERNEATH_FIRST=1 \
 		"$U/underneath_$name" "$name" "$PLUGIN"
 	expect_ok "LD_PRELOAD=$lib, ALLOCINFO=never" ALLOCINFO=never LD_PRELOAD="$lib" \
-		"$U/underneath" "$name" "$PLUGIN"
+		UNDERNEATH_FIRST=1 "$U/underneath" "$name" "$PLUGIN"
 done
 # A program built without the header and linked with jemalloc, under
 # LD_PRELOAD=liballocinfo.so: jemalloc's statistics move by its size class of each

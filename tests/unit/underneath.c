@@ -92,6 +92,36 @@ static size_t allocator_usable(void *base)
 	return 0;
 }
 
+/*
+ * Where the program's own references to malloc and free lead: to liballocinfo,
+ * never to another allocator directly (a block with a record would reach a free that
+ * does not know it). When the allocator comes first (UNDERNEATH_FIRST, set by
+ * underneath.sh), the references were routed to the library's lean entry points for
+ * that case, not to its exported functions; otherwise they are the exported ones.
+ */
+static void check_references(void)
+{
+	void *(*volatile own_malloc)(size_t) = malloc;
+	void (*volatile own_free)(void *) = free;
+	void *lib = dlopen("liballocinfo.so.0", RTLD_NOW | RTLD_NOLOAD);
+	check(lib != NULL, "liballocinfo.so.0 is not loaded");
+	if (!lib)
+		return;
+	Dl_info where, ours;
+	void *exported_malloc = dlsym(lib, "malloc"), *exported_free = dlsym(lib, "free");
+	check(dladdr(exported_free, &ours) && dladdr((void *)own_free, &where) &&
+	      where.dli_fbase == ours.dli_fbase && dladdr((void *)own_malloc, &where) &&
+	      where.dli_fbase == ours.dli_fbase,
+	      "the program's malloc and free lead outside liballocinfo");
+	if (getenv("UNDERNEATH_FIRST"))
+		check((void *)own_malloc != exported_malloc && (void *)own_free != exported_free,
+		      "routed to the exported malloc and free, not the lean entry points");
+	else
+		check((void *)own_malloc == exported_malloc && (void *)own_free == exported_free,
+		      "malloc and free do not lead to the exported functions");
+	dlclose(lib);
+}
+
 static int big_line, small_line, calloc_line, strdup_line, realloc_line, aligned_line, posix_line,
 	memalign_line, cxx_line;
 
@@ -107,6 +137,8 @@ int main(int argc, char **argv)
 	if (foreign && strcmp(allocator, "glibc-debug"))
 		symbol(!strcmp(allocator, "jemalloc") ? "mallctl"
 		       : !strcmp(allocator, "tcmalloc") ? "tc_malloc_size" : "mi_usable_size");
+
+	check_references();
 
 	/* Large blocks: the allocator's statistics move by exactly its size class of
 	 * each block with its 16-byte record, and back. */
