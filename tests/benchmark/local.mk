@@ -22,7 +22,7 @@ BENCH_PROGS = \
 BENCH_SITES = \
 	tests/benchmark/sites_10.c tests/benchmark/sites_100.c \
 	tests/benchmark/sites_1000.c tests/benchmark/sites_10000.c
-EXTRA_PROGRAMS = $(BENCH_PROGS)
+EXTRA_PROGRAMS += $(BENCH_PROGS)
 
 # Reference columns, preloaded under the baselines, counting nothing: the record alone
 # (16 bytes in front of each block), and an 8-byte trailer at its end instead.
