@@ -141,7 +141,8 @@ bool fill_foreign(struct link_map *map)
 	if (!t.memalign)
 		t.memalign = foreign_posix_memalign ? memalign_by_posix
 			   : foreign_aligned_alloc ? memalign_by_aligned_alloc : memalign_missing;
-	t.usable_size = reinterpret_cast<decltype(t.usable_size)>(own_symbol(map, "malloc_usable_size"));
+	t.usable_size =
+		reinterpret_cast<decltype(t.usable_size)>(own_symbol(map, "malloc_usable_size"));
 	if (!t.usable_size)
 		t.usable_size = usable_size_missing;
 	foreign = t;
@@ -273,7 +274,8 @@ void init()
 	t.realloc = reinterpret_cast<decltype(t.realloc)>(dlsym(RTLD_NEXT, "realloc"));
 	t.free = reinterpret_cast<decltype(t.free)>(dlsym(RTLD_NEXT, "free"));
 	t.memalign = reinterpret_cast<decltype(t.memalign)>(dlsym(RTLD_NEXT, "memalign"));
-	t.usable_size = reinterpret_cast<decltype(t.usable_size)>(dlsym(RTLD_NEXT, "malloc_usable_size"));
+	t.usable_size =
+		reinterpret_cast<decltype(t.usable_size)>(dlsym(RTLD_NEXT, "malloc_usable_size"));
 	g_next = t;
 	next_usable_size = t.usable_size;
 }

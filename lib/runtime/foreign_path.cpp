@@ -29,6 +29,38 @@ inline __attribute__((always_inline)) void *allocate_lean(uint32_t slot, size_t 
 	return allocate_foreign_inline(slot, n, zero, RECORD_F_FOREIGN);
 }
 
+/* The slot is asked for only when the call allocates (slot_fn). */
+template <typename SlotFn>
+inline __attribute__((always_inline)) void *realloc_lean(void *p, size_t n, SlotFn slot_fn)
+{
+	if (route_pending())
+		route_new_objects();
+	if (!p)
+		return allocate_lean(slot_fn(), n, false);
+	if (unlikely(n == 0)) {	/* glibc frees and returns NULL */
+		release(p);
+		return nullptr;
+	}
+	alloc_record *rec = record_of(p);
+	char *shard = thread_shard();
+	if (unlikely(small::contains(p, g_fast.small_base) || !shard ||
+		     rec->meta != (RECORD_MAGIC | RECORD_F_FOREIGN) ||
+		     n > SIZE_MAX - sizeof(alloc_record)))
+		return reallocate(slot_fn(), p, n, RECORD_F_FOREIGN);
+	uint32_t slot = slot_fn();
+	uint32_t old_counter = rec->counter & g_fast.counter_mask;
+	size_t old_size = rec->size;
+	rec->meta = 0;	/* if it moves, the old place keeps no record (release()) */
+	auto *nrec = static_cast<alloc_record *>(
+		backend::foreign.realloc(rec, n + sizeof(alloc_record)));
+	if (unlikely(!nrec)) {
+		rec->meta = RECORD_MAGIC | RECORD_F_FOREIGN;
+		return nullptr;	/* the old block is untouched, and so are its counts */
+	}
+	sub_owned_at(shard, old_counter, (int64_t)old_size);
+	return finish(nrec, slot, n, RECORD_MAGIC | RECORD_F_FOREIGN);
+}
+
 } /* namespace */
 
 template <bool Zero> void *foreign_malloc(size_t n, uintptr_t ra)
@@ -43,6 +75,16 @@ template <bool Zero> void *foreign_site_malloc(const alloc_tag *t, size_t n)
 	if (route_pending())
 		route_new_objects();
 	return allocate_lean(slot_for_site(t), n, Zero);
+}
+
+void *foreign_realloc(void *p, size_t n, uintptr_t ra)
+{
+	return realloc_lean(p, n, [ra] { return slot_for_caller(ra); });
+}
+
+void *foreign_site_realloc(const alloc_tag *t, void *p, size_t n)
+{
+	return realloc_lean(p, n, [t] { return slot_for_site(t); });
 }
 
 void *foreign_new(size_t n, uintptr_t ra)

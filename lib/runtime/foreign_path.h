@@ -35,6 +35,11 @@ static inline bool foreign_go()
  * allocator's call. */
 template <bool Zero> void *foreign_malloc(size_t n, uintptr_t ra) HIDDEN;
 template <bool Zero> void *foreign_site_malloc(const alloc_tag *t, size_t n) HIDDEN;
+/* realloc of p to n bytes for the caller at ra, or for call site t, as glibc's: p null
+ * allocates, n 0 frees. The allocator's own counted block is resized by its realloc
+ * here; any other (aligned, without a record, a heap slot) goes to reallocate(). */
+void *foreign_realloc(void *p, size_t n, uintptr_t ra) HIDDEN;
+void *foreign_site_realloc(const alloc_tag *t, void *p, size_t n) HIDDEN;
 /* operator new of n bytes for the caller at ra: foreign_malloc<false>, and then
  * new_failed() when the allocator has none, so that its caller needs no frame. */
 void *foreign_new(size_t n, uintptr_t ra) HIDDEN;

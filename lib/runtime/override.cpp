@@ -711,7 +711,22 @@ EXPORT void operator delete[](void *p, std::align_val_t, const std::nothrow_t &)
 namespace {
 
 /* Their other cases call the exported functions' bodies, never the exported names:
- * the library's own references to those are routed here too. */
+ * the library's own references to those are routed here too. Out of line where the
+ * body would give the common case a stack frame. */
+[[gnu::noinline]] void *calloc_other(size_t n, size_t m, uintptr_t ra)
+{
+	return do_calloc(n, m, ra);
+}
+
+[[gnu::noinline]] void *realloc_other(void *p, size_t n, uintptr_t ra)
+{
+	return do_realloc(p, n, [ra] { return slot_for_caller(ra); }, { nullptr, ra });
+}
+
+[[gnu::noinline]] void *site_realloc_other(const alloc_tag *t, void *p, size_t n)
+{
+	return do_realloc(p, n, [t] { return slot_for_site(t); }, { t, 0 });
+}
 
 void *routed_malloc(size_t n)
 {
@@ -725,7 +740,7 @@ void *routed_calloc(size_t n, size_t m)
 	size_t total;
 	if (likely(foreign_go()) && likely(!__builtin_mul_overflow(n, m, &total)))
 		return foreign_malloc<true>(total, RA());
-	return do_calloc(n, m, RA());
+	return calloc_other(n, m, RA());
 }
 
 void *routed_site_malloc(const alloc_tag *t, size_t n)
@@ -743,6 +758,20 @@ void *routed_site_calloc(const alloc_tag *t, size_t n, size_t m)
 	return do_site_calloc(t, n, m);
 }
 
+void *routed_realloc(void *p, size_t n)
+{
+	if (likely(foreign_go()))
+		return foreign_realloc(p, n, RA());
+	return realloc_other(p, n, RA());
+}
+
+void *routed_site_realloc(const alloc_tag *t, void *p, size_t n)
+{
+	if (likely(foreign_go()))
+		return foreign_site_realloc(t, p, n);
+	return site_realloc_other(t, p, n);
+}
+
 void *routed_new(size_t n)
 {
 	if (likely(foreign_go()))
@@ -756,11 +785,13 @@ void *routed_new(size_t n)
 [[gnu::noinline]] void delete_other(void *p) noexcept { do_delete(p); }
 [[gnu::noinline]] void sized_delete_other(void *p, size_t n) noexcept { do_sized_delete(p, n); }
 
-/* The allocator's counted block, freed by a thread with a shard: true when done.
- * A slot of the small-block heap (ALLOCINFO_HEAP=own) has no record below it. */
+/* Null, or the allocator's counted block freed by a thread with a shard: true when
+ * done. A slot of the small-block heap (ALLOCINFO_HEAP=own) has no record below it. */
 inline bool routed_release(void *p)
 {
-	if (unlikely(!p) || small::contains(p, g_fast.small_base))
+	if (unlikely(!p))
+		return true;
+	if (small::contains(p, g_fast.small_base))
 		return false;
 	alloc_record *rec = record_of(p);
 	char *shard = thread_shard();
@@ -797,9 +828,11 @@ struct routed_fn {
 const routed_fn routed_fns[] = {
 	{ "malloc", reinterpret_cast<void *>(routed_malloc) },
 	{ "calloc", reinterpret_cast<void *>(routed_calloc) },
+	{ "realloc", reinterpret_cast<void *>(routed_realloc) },
 	{ "free", reinterpret_cast<void *>(routed_free) },
 	{ "allocinfo_malloc", reinterpret_cast<void *>(routed_site_malloc) },
 	{ "allocinfo_calloc", reinterpret_cast<void *>(routed_site_calloc) },
+	{ "allocinfo_realloc", reinterpret_cast<void *>(routed_site_realloc) },
 	{ "_Znwm", reinterpret_cast<void *>(routed_new) },
 	{ "_Znam", reinterpret_cast<void *>(routed_new) },
 	{ "_ZdlPv", reinterpret_cast<void *>(routed_delete) },

@@ -46,7 +46,7 @@ const char *const routed_names[] = {
 	"_ZdlPvSt11align_val_tRKSt9nothrow_t", "_ZdaPvSt11align_val_tRKSt9nothrow_t",
 	/* the header's calls that leave its inline path: only liballocinfo defines
 	 * them, but routed entry points (routed_entry()) serve them faster */
-	"allocinfo_malloc", "allocinfo_calloc",
+	"allocinfo_malloc", "allocinfo_calloc", "allocinfo_realloc",
 };
 constexpr unsigned NR_ROUTED = sizeof(routed_names) / sizeof(routed_names[0]);
 

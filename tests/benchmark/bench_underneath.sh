@@ -64,8 +64,8 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 mimalloc
 		echo "(${pair#*:} is not installed: no rows)"
 		continue
 	fi
-	for w in "pairs 64 1 $((5000000 / scale))" "ctree $((40 / scale))" "cxx $((40 / scale))" \
-		 "prodcons $((2000000 / scale))"; do
+	for w in "pairs 64 1 $((5000000 / scale))" "pairs 64 1 $((2500000 / scale)) realloc" \
+		 "ctree $((40 / scale))" "cxx $((40 / scale))" "prodcons $((2000000 / scale))"; do
 		set -- $w
 		prog=$1
 		shift
@@ -88,7 +88,8 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 mimalloc
 			tim[$v]="" rss[$v]=""
 		done
 		case $prog in
-		pairs) label="malloc/free 64 B" ;;
+		pairs) label="malloc/free 64 B"
+		       [ "${4:-}" = realloc ] && label="realloc(NULL)/realloc/free 64 B" ;;
 		ctree) label="C trees, lists, strings" ;;
 		cxx) label="C++ map, vector, shared_ptr" ;;
 		prodcons) label="producer/consumer (2 threads)" ;;

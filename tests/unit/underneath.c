@@ -287,8 +287,19 @@ int main(int argc, char **argv)
 		c = site_lookup(__FILE__, again_line, "main");
 		check(c.bytes == 3500 && c.calls == 1, "on again: %lld bytes in %llu calls",
 		      c.bytes, c.calls);
+		/* Resized now: counted at the realloc's line, as a new block. */
+		int resized_line = __LINE__ + 1;
+		while_off = realloc(while_off, 2600);
+		c = site_lookup(__FILE__, resized_line, "main");
+		check(c.bytes == 2600 && c.calls == 1,
+		      "made while off, resized: %lld bytes in %llu calls", c.bytes, c.calls);
 		free(while_off);
-		free(again);
+		c = site_lookup(__FILE__, resized_line, "main");
+		check(c.bytes == 0 && c.calls == 0, "resized, freed: %lld bytes in %llu calls",
+		      c.bytes, c.calls);
+		/* realloc to 0 frees, as glibc's does, and uncounts the block. */
+		void *gone = realloc(again, 0);
+		check(gone == NULL, "realloc(p, 0) returned %p", gone);
 		c = site_lookup(__FILE__, again_line, "main");
 		check(c.bytes == 0 && c.calls == 0, "on again, freed: %lld bytes in %llu calls",
 		      c.bytes, c.calls);
