@@ -89,7 +89,7 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 mimalloc
 		done
 		case $prog in
 		pairs) label="malloc/free 64 B"
-		       [ "${4:-}" = realloc ] && label="realloc(NULL)/realloc/free 64 B" ;;
+		       [ "${4:-}" = realloc ] && label="realloc, grow, free 64 B" ;;
 		ctree) label="C trees, lists, strings" ;;
 		cxx) label="C++ map, vector, shared_ptr" ;;
 		prodcons) label="producer/consumer (2 threads)" ;;
