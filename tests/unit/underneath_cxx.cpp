@@ -29,6 +29,15 @@ static int failures;
 } while (0)
 
 /* The allocator's own usable size of a block it made, or 0 if it did not. */
+static int handler_calls;
+
+/* Gives up at once: the retry then finds no handler and throws. */
+static void give_up()
+{
+	handler_calls++;
+	std::set_new_handler(nullptr);
+}
+
 static size_t allocator_usable(const char *name, void *base)
 {
 	const char *fn = !strcmp(name, "jemalloc") ? "sallocx"
@@ -83,6 +92,35 @@ int main(int argc, char **argv)
 	c = site_lookup(__FILE__, aligned_line, nullptr);
 	check(c.bytes == 0 && c.calls == 0, "after aligned delete: %lld bytes in %llu calls",
 	      c.bytes, c.calls);
+
+	/* A new with no tag: charged to its own line (the caller tag of its return
+	 * address), and uncharged by delete. */
+	int untagged_line = __LINE__ + 1;
+	int *numbers = new int[1000];
+	c = site_lookup(__FILE__, untagged_line, nullptr);
+	check(c.found && c.bytes == 4000 && c.calls == 1, "new int[1000]: %lld bytes in %llu calls",
+	      c.bytes, c.calls);
+	delete[] numbers;
+	c = site_lookup(__FILE__, untagged_line, nullptr);
+	check(c.bytes == 0 && c.calls == 0, "after delete[]: %lld bytes in %llu calls", c.bytes,
+	      c.calls);
+
+	/* A request no allocator can meet: the new handler runs once, then
+	 * std::bad_alloc reaches the program, and nothing is counted. */
+	std::set_new_handler(give_up);
+	bool thrown = false;
+	int huge_line = __LINE__ + 2;
+	try {
+		char *volatile huge = new char[(size_t)1 << 62];
+		(void)huge;
+	} catch (const std::bad_alloc &) {
+		thrown = true;
+	}
+	check(thrown && handler_calls == 1,
+	      "new of 2^62 bytes: thrown %d, new handler called %d times", thrown, handler_calls);
+	c = site_lookup(__FILE__, huge_line, nullptr);
+	check(c.bytes == 0 && c.calls == 0, "failed new: %lld bytes in %llu calls", c.bytes,
+	      c.calls);
 	if (failures) {
 		printf("%s", site_report_text());
 		return 1;
