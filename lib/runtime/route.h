@@ -31,9 +31,9 @@ unsigned route_calls(struct link_map *allocator, struct link_map *self) HIDDEN;
  * (override.cpp: the lean path first), or null where the exported one serves. */
 void *routed_entry(const char *name) HIDDEN;
 
-/* Points every loaded object's GOT entries for names[i] (nr of them, at most 34)
- * at fns[i] (null: left alone), the defining object's own included. Returns how
- * many entries were rewritten. */
+/* Points every loaded object's GOT entries for names[i] (nr of them, at most as many
+ * as route_calls() routes) at fns[i] (null: left alone), the defining object's own
+ * included. Returns how many entries were rewritten. */
 unsigned route_symbols(const char *const *names, void *const *fns, unsigned nr) HIDDEN;
 
 /*

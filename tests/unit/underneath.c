@@ -265,6 +265,35 @@ int main(int argc, char **argv)
 	}
 	(void)cxx_line;
 
+	/* The same calls without a tag (through pointers: no macro of the header's
+	 * applies), charged to their callers' lines: calloc, then realloc of its block. */
+	{
+		void *(*volatile untagged_calloc)(size_t, size_t) = calloc;
+		void *(*volatile untagged_realloc)(void *, size_t) = realloc;
+		int calloc_at = __LINE__ + 1;
+		unsigned char *u = untagged_calloc(100, 30);
+		int zeroed = u != NULL;
+		for (int i = 0; zeroed && i < 3000; i++)
+			zeroed = u[i] == 0;
+		check(zeroed, "untagged calloc's block is not zeroed");
+		struct site_counts c = site_lookup(__FILE__, calloc_at, NULL);
+		check((c.found || !k) && c.bytes == k * 3000 && c.calls == (unsigned long long)k,
+		      "untagged calloc: %lld bytes in %llu calls", c.bytes, c.calls);
+		int realloc_at = __LINE__ + 1;
+		u = untagged_realloc(u, 5000);
+		check(u && u[2999] == 0, "untagged realloc lost the block's contents");
+		c = site_lookup(__FILE__, realloc_at, NULL);
+		check((c.found || !k) && c.bytes == k * 5000 && c.calls == (unsigned long long)k,
+		      "untagged realloc: %lld bytes in %llu calls", c.bytes, c.calls);
+		c = site_lookup(__FILE__, calloc_at, NULL);
+		check(c.bytes == 0 && c.calls == 0,
+		      "calloc's line after realloc: %lld bytes in %llu calls", c.bytes, c.calls);
+		free(u);
+		c = site_lookup(__FILE__, realloc_at, NULL);
+		check(c.bytes == 0 && c.calls == 0,
+		      "untagged realloc, freed: %lld bytes in %llu calls", c.bytes, c.calls);
+	}
+
 	/* Counting switched off and on at run time: a block made while off is not
 	 * counted, one made before is uncounted when freed while off, and each goes back
 	 * to the allocator that made it. */
