@@ -55,7 +55,7 @@ void *finish_unowned(alloc_record *rec, uint32_t slot, size_t size, uint32_t met
 	rec->size = size;
 	rec->counter = counter_offset(slot);
 	rec->meta = meta;
-	return rec + 1;
+	return page_starts::note(rec + 1);
 }
 
 void release_unowned(void *p) noexcept
@@ -201,7 +201,7 @@ bool check_pointer(void *p, const char *what)
 	const char *problem = nullptr;
 	if ((uintptr_t)p & (sizeof(alloc_record) - 1))
 		problem = "misaligned";
-	else if ((rec->meta & RECORD_MAGIC_MASK) != RECORD_MAGIC)
+	else if (!has_record(p))
 		problem = "no allocinfo record: never allocated here, or already freed";
 	else if (rec->counter & ~g_fast.counter_mask)
 		problem = "corrupt record";
@@ -255,6 +255,13 @@ bool check_pointer(void *p, const char *what)
 template <int Op>
 static inline void release_other_as(void *p) noexcept
 {
+	/* Over another allocator, a pointer that starts a page and was not handed out
+	 * here is the allocator's own: the page below it may not be mapped. */
+	if (unlikely(page_starts::starts_page(p)) && page_starts::g_guarded &&
+	    !page_starts::take(p)) {
+		backend::foreign.free(p);
+		return;
+	}
 	alloc_record *rec = record_of(p);
 	char *shard = thread_shard();
 	if (rec->meta == (RECORD_MAGIC | RECORD_F_FOREIGN) && likely(shard))
@@ -420,6 +427,9 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 	nrec->size = size;
 	nrec->counter = counter_offset(slot);
 	nrec->meta = RECORD_MAGIC | flags;
+	if (page_starts::starts_page(p) && page_starts::g_guarded)
+		page_starts::take(p);
+	page_starts::note(nrec + 1);
 	bool was_counted = !(meta & RECORD_F_UNCOUNTED), counted = !(flags & RECORD_F_UNCOUNTED);
 	if (was_counted && counted && old_slot == slot) {
 		counter_add(slot, (int64_t)size - (int64_t)old_size, 0);

@@ -24,6 +24,7 @@
 #include "backend.h"
 #include "caller_tags.h"
 #include "internal.h"
+#include "page_starts.h"
 #include "registry.h"
 #include "route.h"
 #include "small_heap.h"
@@ -124,7 +125,7 @@ static inline void *finish(alloc_record *rec, uint32_t slot, size_t size, uint32
 	rec->size = size;
 	rec->counter = counter_offset(slot);
 	rec->meta = meta;
-	return rec + 1;
+	return page_starts::note(rec + 1);
 }
 
 /* Counts a slot of the small-block heap and writes its trailer. */
@@ -270,7 +271,8 @@ static inline void release(void *p, int op = ALLOCINFO_OP_FREE)
 		return;
 	}
 	alloc_record *rec = record_of(p);
-	if (unlikely(rec->meta != RECORD_MAGIC)) {	/* compared in memory */
+	/* Below a page's start nothing is read before release_other() knows it may be. */
+	if (unlikely(page_starts::starts_page(p) || rec->meta != RECORD_MAGIC)) {
 		if (op == ALLOCINFO_OP_FREE)
 			release_other(p);
 		else

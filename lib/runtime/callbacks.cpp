@@ -94,6 +94,7 @@ void mark_moved(void *q, void *p)
 		return;
 	alloc_record mark = { d, 0, RECORD_MAGIC | RECORD_F_MOVED };
 	memcpy(static_cast<char *>(q) - sizeof(alloc_record), &mark, sizeof(mark));
+	page_starts::note(q);
 }
 
 /* Post callbacks in reverse order. block: the block just made, below which a moved
@@ -108,8 +109,13 @@ void run_post(const chain *c, allocinfo_event &e, void *block)
 			continue;
 		void *before = e.ptr;
 		en.cb.post(en.cb.user_data, &e);
-		if (block && e.ptr != before && e.ptr)
+		if (block && e.ptr != before && e.ptr) {
+			/* moved again: the pointer before is never handed out */
+			if (before != block && page_starts::starts_page(before) &&
+			    page_starts::g_guarded)
+				page_starts::take(before);
 			mark_moved(e.ptr, block);
+		}
 	}
 }
 
@@ -283,7 +289,7 @@ void *resize(site s, void *p, size_t n)
 
 bool is_moved(const void *p)
 {
-	if (small::contains(p, g_fast.small_base))
+	if (small::contains(p, g_fast.small_base) || !below_readable(p))
 		return false;
 	uint32_t meta = static_cast<const uint32_t *>(p)[-1];
 	return (meta & (RECORD_MAGIC_MASK | RECORD_F_MOVED)) == (RECORD_MAGIC | RECORD_F_MOVED);

@@ -43,8 +43,8 @@ inline __attribute__((always_inline)) void *realloc_lean(void *p, size_t n, Slot
 	}
 	alloc_record *rec = record_of(p);
 	char *shard = thread_shard();
-	if (unlikely(small::contains(p, g_fast.small_base) || !shard ||
-		     rec->meta != (RECORD_MAGIC | RECORD_F_FOREIGN) ||
+	if (unlikely(small::contains(p, g_fast.small_base) || page_starts::starts_page(p) ||
+		     !shard || rec->meta != (RECORD_MAGIC | RECORD_F_FOREIGN) ||
 		     n > SIZE_MAX - sizeof(alloc_record)))
 		return reallocate(slot_fn(), p, n, RECORD_F_FOREIGN);
 	uint32_t slot = slot_fn();

@@ -16,6 +16,7 @@
 #include "frames.h"
 #include "internal.h"
 #include "options.h"
+#include "page_starts.h"
 #include "pprof_profiler.h"
 #include "rcu_library.h"
 #include "registry.h"
@@ -98,10 +99,12 @@ void fork_prepare()
 	sampler::fork_prepare();
 	registry_fork_prepare();
 	store_fork_prepare();
+	page_starts::fork_prepare();	/* last: nothing after it allocates */
 }
 
 void fork_parent()
 {
+	page_starts::fork_parent();
 	registry_fork_parent();
 	sampler::fork_parent();
 	pprof_profiler::fork_parent();
@@ -114,6 +117,7 @@ void fork_parent()
  * before the shards, which wait for it to be published. */
 void fork_child()
 {
+	page_starts::fork_child();
 	route_fork_child();
 	tables_fork_child();
 	small::fork_child();
@@ -131,6 +135,7 @@ void start()
 	/* Before anything is allocated: from here on blocks are the right allocator's. */
 	backend::init();
 	g_fast.plain_free_checked = backend::g_foreign_flag != 0;
+	page_starts::g_guarded = backend::g_foreign_flag != 0 && !RECORD_ALWAYS;
 	options o = read_options();
 	if (o.mode == profiling_mode::never) {
 		__atomic_store_n(&g_fast.state, STATE_NEVER, __ATOMIC_RELEASE);

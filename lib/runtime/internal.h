@@ -131,8 +131,32 @@ constexpr bool RECORD_ALWAYS = true;	/* the sanitizer's headers are not glibc's 
 constexpr bool RECORD_ALWAYS = false;
 #endif
 
+/* The pointers handed out over another allocator that start a page (page_starts.h). */
+namespace page_starts {
+/* Set once at start-up, with another allocator underneath. */
+extern bool g_guarded HIDDEN;
+static inline bool starts_page(const void *p)
+{
+	return ((uintptr_t)p & 4095) == 0;
+}
+/* p, which starts a page, was handed out by the library (and not freed since); or a
+ * pointer could not be noted for want of memory, and below p is read as before. */
+bool contains(const void *p) HIDDEN;
+} /* namespace page_starts */
+
+/* Whether the 16 bytes below p may be read: always, except over another allocator
+ * for a pointer that starts a page and that the library did not hand out, whose page
+ * below may not be mapped. */
+static inline bool below_readable(const void *p)
+{
+	return likely(!page_starts::starts_page(p)) || !page_starts::g_guarded ||
+	       page_starts::contains(p);
+}
+
 static inline bool has_record(const void *p)
 {
+	if (!below_readable(p))
+		return false;
 	const uint32_t *meta = static_cast<const uint32_t *>(p) - 1;
 	return (*meta & RECORD_MAGIC_MASK) == RECORD_MAGIC;
 }

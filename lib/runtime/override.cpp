@@ -639,7 +639,8 @@ inline void do_sized_delete(void *p, size_t n)
 		release_small(p, small_base);
 		return;
 	}
-	if (!RECORD_ALWAYS && likely(p) && unlikely(record_of(p)->meta != RECORD_MAGIC)) {
+	if (!RECORD_ALWAYS && likely(p) &&
+	    unlikely(page_starts::starts_page(p) || record_of(p)->meta != RECORD_MAGIC)) {
 		sized_delete_slow(p, n);
 		return;
 	}
@@ -795,7 +796,8 @@ inline bool routed_release(void *p)
 		return false;
 	alloc_record *rec = record_of(p);
 	char *shard = thread_shard();
-	if (unlikely(rec->meta != (RECORD_MAGIC | RECORD_F_FOREIGN) || !shard))
+	if (unlikely(page_starts::starts_page(p) ||
+		     rec->meta != (RECORD_MAGIC | RECORD_F_FOREIGN) || !shard))
 		return false;
 	release_foreign(rec, shard);
 	return true;

@@ -122,6 +122,115 @@ static void check_references(void)
 	dlclose(lib);
 }
 
+/* The allocator's own malloc, which bypasses liballocinfo: its blocks carry no
+ * record. Null for glibc's. */
+static void *(*direct_mallocx)(size_t, int);
+static void *via_mallocx(size_t n) { return direct_mallocx(n, 0); }
+static void *(*direct_malloc(void))(size_t)
+{
+	if (!strcmp(allocator, "jemalloc")) {
+		direct_mallocx = (void *(*)(size_t, int))symbol("mallocx");
+		return via_mallocx;
+	}
+	if (!strcmp(allocator, "tcmalloc"))
+		return (void *(*)(size_t))symbol("tc_malloc");
+	if (!strcmp(allocator, "mimalloc"))
+		return (void *(*)(size_t))symbol("mi_malloc");
+	return NULL;
+}
+
+/*
+ * Pointers that start a page. Below one the allocator made itself there may be no
+ * mapped page at all (jemalloc puts a 4 MiB block at the start of a fresh mapping):
+ * free, realloc and malloc_usable_size must not read there. The library's own such
+ * pointers (aligned to a page, or a small block whose allocator block begins 16 bytes
+ * before a page) are still counted and uncounted exactly.
+ */
+static void check_page_starts(long long k)
+{
+	void *(*direct)(size_t) = direct_malloc();
+	if (direct) {
+		static const size_t sizes[] = { 24, 4096, 8192, 65536, 1 << 20, 4 << 20, 16 << 20,
+						64 << 20 };
+		for (int round = 0; round < 100; round++)
+			for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+				char *p = direct(sizes[i]);
+				check(p != NULL, "the allocator's own malloc(%zu)", sizes[i]);
+				p[0] = 1;
+				check(malloc_usable_size(p) == allocator_usable(p),
+				      "malloc_usable_size of the allocator's own block: %zu, not %zu",
+				      malloc_usable_size(p), allocator_usable(p));
+				free(p);
+			}
+		char *p = direct(4 << 20);
+		memset(p, 3, 100);
+		int realloc_at = __LINE__ + 1;
+		p = realloc(p, 5 << 20);
+		check(p && p[99] == 3, "realloc of the allocator's own block lost its contents");
+		struct site_counts c = site_lookup(__FILE__, realloc_at, "check_page_starts");
+		check((c.found || !k) && c.bytes == k * (5 << 20) && c.calls == (unsigned long long)k,
+		      "the allocator's own block, resized: %lld bytes in %llu calls",
+		      c.bytes, c.calls);
+		free(p);
+		c = site_lookup(__FILE__, realloc_at, "check_page_starts");
+		check(c.bytes == 0 && c.calls == 0, "resized, freed: %lld bytes in %llu calls",
+		      c.bytes, c.calls);
+	}
+
+	enum { PAGES = 64, SMALL = 4096 };
+	void *aligned[PAGES];
+	int aligned_at = 0;
+	for (int i = 0; i < PAGES; i++) {
+		aligned_at = __LINE__ + 1;
+		aligned[i] = aligned_alloc(4096, 4096 * (size_t)(i % 4 + 1));
+		check(aligned[i] && (uintptr_t)aligned[i] % 4096 == 0, "aligned_alloc(4096): %p",
+		      aligned[i]);
+	}
+	static void *small[SMALL];
+	int small_at = 0, starts = 0;
+	for (int i = 0; i < SMALL; i++) {
+		small_at = __LINE__ + 1;
+		small[i] = malloc(32);
+		starts += (uintptr_t)small[i] % 4096 == 0;
+	}
+	/* About 1 in 256 over jemalloc, tcmalloc and mimalloc: 15-24 here. */
+	if (direct)
+		check(starts > 0, "no small block starts a page: the case is not tried");
+	struct site_counts c = site_lookup(__FILE__, aligned_at, "check_page_starts");
+	check((c.found || !k) && c.bytes == k * 4096 * 10 * (PAGES / 4) &&
+	      c.calls == (unsigned long long)(k * PAGES),
+	      "page-aligned blocks: %lld bytes in %llu calls", c.bytes, c.calls);
+	c = site_lookup(__FILE__, small_at, "check_page_starts");
+	check((c.found || !k) && c.bytes == k * 32 * SMALL && c.calls == (unsigned long long)(k * SMALL),
+	      "small blocks (%d start a page): %lld bytes in %llu calls", starts, c.bytes,
+	      c.calls);
+	/* Half of each resized (in place or moved), then all freed. */
+	int grown_at = __LINE__ + 2;
+	for (int i = 0; i < PAGES; i += 2)
+		aligned[i] = realloc(aligned[i], 20000);
+	int regrown_at = __LINE__ + 2;
+	for (int i = 0; i < SMALL; i += 2)
+		small[i] = realloc(small[i], 48);
+	c = site_lookup(__FILE__, grown_at, "check_page_starts");
+	check((c.found || !k) && c.bytes == k * 20000 * PAGES / 2 &&
+	      c.calls == (unsigned long long)(k * PAGES / 2),
+	      "page-aligned blocks, resized: %lld bytes in %llu calls", c.bytes, c.calls);
+	c = site_lookup(__FILE__, regrown_at, "check_page_starts");
+	check((c.found || !k) && c.bytes == k * 48 * SMALL / 2 &&
+	      c.calls == (unsigned long long)(k * SMALL / 2),
+	      "small blocks, resized: %lld bytes in %llu calls", c.bytes, c.calls);
+	for (int i = 0; i < PAGES; i++)
+		free(aligned[i]);
+	for (int i = 0; i < SMALL; i++)
+		free(small[i]);
+	int lines[] = { aligned_at, small_at, grown_at, regrown_at };
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		c = site_lookup(__FILE__, lines[i], "check_page_starts");
+		check(c.bytes == 0 && c.calls == 0, "line %d, freed: %lld bytes in %llu calls",
+		      lines[i], c.bytes, c.calls);
+	}
+}
+
 static int big_line, small_line, calloc_line, strdup_line, realloc_line, aligned_line, posix_line,
 	memalign_line, cxx_line;
 
@@ -333,6 +442,8 @@ int main(int argc, char **argv)
 		check(c.bytes == 0 && c.calls == 0, "on again, freed: %lld bytes in %llu calls",
 		      c.bytes, c.calls);
 	}
+
+	check_page_starts(k);
 
 	/* A library loaded now, built without the header: once any call reaches the
 	 * library, the new object's calls are routed too, and blocks cross freely. */

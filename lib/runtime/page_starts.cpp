@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/* The pointers handed out over another allocator that start a page (page_starts.h). */
+#include "page_starts.h"
+
+#include <sys/mman.h>
+
+#include "futex_lock.h"
+
+namespace allocinfo {
+namespace page_starts {
+
+bool g_guarded;
+
+namespace {
+
+/*
+ * Open addressing, linear probing. A key is a page-aligned address: 0 marks an empty
+ * entry, 1 one whose pointer was taken (probing goes on past it). The table is rebuilt
+ * when live and taken entries fill half of it. Until the first pointer, the small
+ * table in .bss serves (untouched, it costs no memory); if no larger one can be
+ * mapped, the current one keeps serving until it is full.
+ */
+constexpr uintptr_t EMPTY = 0, TAKEN = 1;
+constexpr size_t FIRST = 512;
+
+uintptr_t g_first[FIRST];
+uintptr_t *g_keys = g_first;
+size_t g_capacity = FIRST;	/* a power of two */
+size_t g_live, g_used;		/* live keys; live and taken entries */
+futex_lock g_lock;
+bool g_incomplete;	/* a pointer could not be noted: read below all of them again */
+
+size_t home(uintptr_t key, size_t capacity)
+{
+	return (size_t)(((key >> 12) * 0x9e3779b97f4a7c15ull) >> 20) & (capacity - 1);
+}
+
+/* The entry holding key, or null. */
+uintptr_t *find(uintptr_t key)
+{
+	for (size_t i = home(key, g_capacity), n = 0; n < g_capacity;
+	     i = (i + 1) & (g_capacity - 1), n++) {
+		if (g_keys[i] == key)
+			return &g_keys[i];
+		if (g_keys[i] == EMPTY)
+			return nullptr;
+	}
+	return nullptr;
+}
+
+/* Into a fresh table of the given capacity: no taken entries left. */
+bool rebuild(size_t capacity)
+{
+	void *m = mmap(nullptr, capacity * sizeof(uintptr_t), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return false;
+	auto *keys = static_cast<uintptr_t *>(m);
+	for (size_t i = 0; i < g_capacity; i++) {
+		uintptr_t key = g_keys[i];
+		if (key == EMPTY || key == TAKEN)
+			continue;
+		size_t j = home(key, capacity);
+		while (keys[j] != EMPTY)
+			j = (j + 1) & (capacity - 1);
+		keys[j] = key;
+	}
+	uintptr_t *old = g_keys;
+	size_t old_capacity = g_capacity;
+	/* The pointer last: a child forked meanwhile (fork_child()) has either table whole. */
+	g_capacity = capacity;
+	__atomic_store_n(&g_keys, keys, __ATOMIC_RELEASE);
+	g_used = g_live;
+	if (old != g_first)
+		munmap(old, old_capacity * sizeof(uintptr_t));
+	return true;
+}
+
+} /* namespace */
+
+void *noted(void *p)
+{
+	if (!g_guarded)
+		return p;
+	uintptr_t key = (uintptr_t)p;
+	g_lock.lock();
+	if ((g_used + 1) * 2 > g_capacity) {
+		size_t capacity = g_capacity;
+		while ((g_live + 1) * 4 > capacity)
+			capacity *= 2;
+		rebuild(capacity);
+	}
+	if (find(key)) {
+		/* already there (a callback's pointer marked again) */
+	} else if (g_used < g_capacity) {
+		size_t i = home(key, g_capacity);
+		while (g_keys[i] != EMPTY && g_keys[i] != TAKEN)
+			i = (i + 1) & (g_capacity - 1);
+		if (g_keys[i] == EMPTY)
+			g_used++;
+		g_keys[i] = key;
+		g_live++;
+	} else if (!g_incomplete) {
+		g_incomplete = true;
+		log_message("no memory to note a block that starts a page (%p): the bytes below "
+			    "every such pointer are read from now on",
+			    p);
+	}
+	g_lock.unlock();
+	return p;
+}
+
+bool contains(const void *p)
+{
+	g_lock.lock();
+	bool found = find((uintptr_t)p) != nullptr || g_incomplete;
+	g_lock.unlock();
+	return found;
+}
+
+bool take(const void *p)
+{
+	g_lock.lock();
+	uintptr_t *e = find((uintptr_t)p);
+	if (e) {
+		*e = TAKEN;
+		g_live--;
+	}
+	g_lock.unlock();
+	return e != nullptr || g_incomplete;
+}
+
+/* Held across fork: the child gets the table as no writer left it half done. */
+void fork_prepare() { g_lock.lock(); }
+void fork_parent() { g_lock.unlock(); }
+void fork_child() { g_lock.reset(); }
+
+} /* namespace page_starts */
+} /* namespace allocinfo */
