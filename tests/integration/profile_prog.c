@@ -15,7 +15,9 @@
  *   api BASE    allocinfo_pprof_profiler_start(1, BASE, 0, 0, 0), prints its result,
  *               then "small"
  *   chunks N    N times: work_d allocates and keeps 64 blocks of 16 KiB (1 MiB)
- *   sleep S     work_a keeps one block, then sleeps S seconds (decimals allowed)
+ *   timed N     work_a keeps one block, then waits until the profiler has written N
+ *               snapshots (ALLOCINFO_PROFILE's BASE.PID.0.pb.gz to N-1), at most 30 s;
+ *               prints the seconds that took
  *   fork        "small", then fork; the child allocates work_b's blocks again and
  *               exits; the parent waits
  *   threads N   N threads, each allocating and freeing 200 blocks of 1000 bytes in
@@ -175,12 +177,23 @@ int main(int argc, char **argv)
 	} else if (strcmp(mode, "chunks") == 0) {
 		for (int i = atoi(arg); i > 0; i--)
 			work_d(64, 16 * 1024);
-	} else if (strcmp(mode, "sleep") == 0) {
+	} else if (strcmp(mode, "timed") == 0) {
+		/* Waits for the files rather than for a time: a snapshot thread that a
+		 * loaded machine runs late still yields them all. */
+		struct timespec start, now, tick = { 0, 10 * 1000 * 1000 };
+		clock_gettime(CLOCK_MONOTONIC, &start);
 		work_a(1, 100);
-		double s = atof(arg);
-		struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
-		while (nanosleep(&ts, &ts) != 0)
-			;
+		char last[4096];
+		snprintf(last, sizeof(last), "%s.%d.%d.pb.gz", getenv("ALLOCINFO_PROFILE"),
+			 (int)getpid(), atoi(arg) - 1);
+		double waited;
+		do {
+			nanosleep(&tick, NULL);
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			waited = (double)(now.tv_sec - start.tv_sec) +
+				 (double)(now.tv_nsec - start.tv_nsec) / 1e9;
+		} while (access(last, F_OK) != 0 && waited < 30);
+		printf("waited %.2f\n", waited);
 	} else if (strcmp(mode, "fork") == 0) {
 		run_small();
 		pid_t pid = fork();

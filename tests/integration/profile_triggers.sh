@@ -39,9 +39,13 @@ expect_files alloc 11
 ALLOCINFO_PROFILE_INUSE_INTERVAL=2097152 run inuse chunks 10
 expect_files inuse 6
 
-# Snapshots at 0.5 s and 1 s of a 1.3 s run, and at exit.
-ALLOCINFO_PROFILE_TIME_INTERVAL=0.5 run time sleep 1.3
+# Snapshots every second: the workload ends once the second is written (about 2 s
+# after the profiler started), a second before the third is due; and the one at exit.
+ALLOCINFO_PROFILE_TIME_INTERVAL=1 run time timed 2
 expect_files time 3
+waited=$(sed -n 's/^waited //p' "$work/out")
+awk -v w="$waited" 'BEGIN { exit !(w >= 1.8 && w < 30) }' ||
+	fail "time: the second snapshot came after ${waited:-no} seconds, not 2 or a little more"
 
 # Exit alone: one file.
 run exit small
