@@ -67,9 +67,8 @@ bool rebuild(size_t capacity)
 	}
 	uintptr_t *old = g_keys;
 	size_t old_capacity = g_capacity;
-	/* The pointer last: a child forked meanwhile (fork_child()) has either table whole. */
+	g_keys = keys;
 	g_capacity = capacity;
-	__atomic_store_n(&g_keys, keys, __ATOMIC_RELEASE);
 	g_used = g_live;
 	if (old != g_first)
 		munmap(old, old_capacity * sizeof(uintptr_t));
@@ -83,6 +82,7 @@ void *noted(void *p)
 	if (!g_guarded)
 		return p;
 	uintptr_t key = (uintptr_t)p;
+	bool lost = false;
 	g_lock.lock();
 	if ((g_used + 1) * 2 > g_capacity) {
 		size_t capacity = g_capacity;
@@ -101,12 +101,13 @@ void *noted(void *p)
 		g_keys[i] = key;
 		g_live++;
 	} else if (!g_incomplete) {
-		g_incomplete = true;
+		g_incomplete = lost = true;
+	}
+	g_lock.unlock();
+	if (lost)	/* after the lock: the message may allocate */
 		log_message("no memory to note a block that starts a page (%p): the bytes below "
 			    "every such pointer are read from now on",
 			    p);
-	}
-	g_lock.unlock();
 	return p;
 }
 

@@ -11,10 +11,13 @@
 
 #include <dlfcn.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "site_report.h"
 
@@ -231,6 +234,79 @@ static void check_page_starts(long long k)
 	}
 }
 
+/* The same from four threads, each block freed by another thread, and across fork:
+ * the child inherits the set of pointers that start a page and frees them all. */
+enum { THREADS = 4, PER_THREAD = 1024, ALIGNED_EVERY = 64 };
+static void *thread_blocks[THREADS][PER_THREAD];
+static int thread_small_at, thread_aligned_at;
+
+static void *make_blocks(void *arg)
+{
+	void **b = arg;
+	for (int i = 0; i < PER_THREAD; i++) {
+		if (i % ALIGNED_EVERY == 0) {
+			thread_aligned_at = __LINE__ + 1;
+			b[i] = aligned_alloc(4096, 4096);
+		} else {
+			thread_small_at = __LINE__ + 1;
+			b[i] = malloc(32);
+		}
+	}
+	return NULL;
+}
+
+static void *free_blocks(void *arg)
+{
+	void **b = arg;
+	for (int i = 0; i < PER_THREAD; i++)
+		free(b[i]);
+	return NULL;
+}
+
+/* Runs fn on each thread's blocks, thread t taking those of thread t + shift. */
+static void in_threads(void *(*fn)(void *), int shift)
+{
+	pthread_t t[THREADS];
+	for (int i = 0; i < THREADS; i++)
+		pthread_create(&t[i], NULL, fn, thread_blocks[(i + shift) % THREADS]);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+}
+
+static int thread_lines_are(long long k, long long per)
+{
+	long long aligned = THREADS * PER_THREAD / ALIGNED_EVERY;
+	long long small = THREADS * PER_THREAD - aligned;
+	struct site_counts a = site_lookup(__FILE__, thread_aligned_at, "make_blocks");
+	struct site_counts m = site_lookup(__FILE__, thread_small_at, "make_blocks");
+	int ok = a.bytes == k * per * aligned * 4096 &&
+		 a.calls == (unsigned long long)(k * per * aligned) &&
+		 m.bytes == k * per * small * 32 &&
+		 m.calls == (unsigned long long)(k * per * small);
+	if (!ok)
+		printf("%s: threads' blocks: %lld bytes in %llu calls aligned, %lld in %llu small\n",
+		       allocator, a.bytes, a.calls, m.bytes, m.calls);
+	return ok;
+}
+
+static void check_page_starts_threads(long long k)
+{
+	in_threads(make_blocks, 0);
+	check(thread_lines_are(k, 1), "after four threads allocated");
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (int t = 0; t < THREADS; t++)
+			free_blocks(thread_blocks[t]);
+		_exit(thread_lines_are(k, 0) ? 0 : 1);
+	}
+	int status = 0;
+	check(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0, "the forked child freeing them: status %#x", status);
+	in_threads(free_blocks, 1);
+	check(thread_lines_are(k, 0), "after other threads freed them");
+}
+
 static int big_line, small_line, calloc_line, strdup_line, realloc_line, aligned_line, posix_line,
 	memalign_line, cxx_line;
 
@@ -444,6 +520,7 @@ int main(int argc, char **argv)
 	}
 
 	check_page_starts(k);
+	check_page_starts_threads(k);
 
 	/* A library loaded now, built without the header: once any call reaches the
 	 * library, the new object's calls are routed too, and blocks cross freely. */
