@@ -195,13 +195,14 @@ void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve,
 		      RECORD_MAGIC | shift << 8 | flags);
 }
 
-bool check_pointer(void *p, const char *what)
+bool check_pointer(void *p, const char *what, bool below_readable_known)
 {
 	alloc_record *rec = record_of(p);
 	const char *problem = nullptr;
 	if ((uintptr_t)p & (sizeof(alloc_record) - 1))
 		problem = "misaligned";
-	else if (!has_record(p))
+	else if (!(below_readable_known || below_readable(p)) ||
+		 (rec->meta & RECORD_MAGIC_MASK) != RECORD_MAGIC)
 		problem = "no allocinfo record: never allocated here, or already freed";
 	else if (rec->counter & ~g_fast.counter_mask)
 		problem = "corrupt record";
@@ -296,7 +297,9 @@ void release_slow(void *p, int op) noexcept
 		release_foreign(rec, shard);	/* another allocator's counted block */
 		return;
 	}
-	if ((meta & RECORD_F_DEBUG) && !check_pointer(p, "free"))
+	/* below p is known readable: the magic was read (a page start was taken out of
+	 * page_starts' set on the way) */
+	if ((meta & RECORD_F_DEBUG) && !check_pointer(p, "free", true))
 		return;
 	if (unlikely(meta & (RECORD_F_CALLBACKS | RECORD_F_MOVED | RECORD_F_SAMPLED))) {
 		if ((meta & RECORD_F_MOVED) ||

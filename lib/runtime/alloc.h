@@ -213,8 +213,9 @@ void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve 
 		       uint32_t flags = 0) HIDDEN;
 
 /* Validates a pointer handed to free/realloc under ALLOCINFO_DEBUG; false (after a
- * message) when it is not one of ours. */
-bool check_pointer(void *p, const char *what) HIDDEN;
+ * message) when it is not one of ours. below_readable_known: the caller has already
+ * read the record's magic (below_readable() need not be asked again). */
+bool check_pointer(void *p, const char *what, bool below_readable_known = false) HIDDEN;
 
 /* free() of another allocator's counted block (record RECORD_MAGIC | RECORD_F_FOREIGN)
  * by a thread with a shard: uncounted, objects loaded since routing routed, then

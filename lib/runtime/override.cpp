@@ -609,11 +609,13 @@ inline void *do_new_nothrow(size_t n, size_t align, uintptr_t ra) noexcept
 }
 
 /* Sized delete: under ALLOCINFO_DEBUG, a size that differs from the allocation's is
- * reported (it is undefined behaviour that other allocators punish). */
+ * reported (it is undefined behaviour that other allocators punish). A pointer without
+ * a record is for the delete itself to judge: over glibc a wrong one (named once,
+ * there), over another allocator one of that allocator's own blocks. */
 [[gnu::noinline]] void sized_delete_debug(void *p, size_t n) noexcept
 {
-	if (p && check_pointer(p, "operator delete") &&
-	    record_of(p)->size != n && !(n == 0 && record_of(p)->size == 0))
+	if (p && has_record(p) && record_of(p)->size != n &&
+	    !(n == 0 && record_of(p)->size == 0))
 		log_message("operator delete(%p, %zu): the allocation was %llu bytes", p, n,
 			    (unsigned long long)record_of(p)->size);
 	do_delete(p);

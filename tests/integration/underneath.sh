@@ -35,6 +35,17 @@ expect_ok() {
 	fi
 }
 
+# expect_quiet WHAT ENV... PROGRAM ALLOCATOR: as expect_ok, and no line of the
+# library's (ALLOCINFO_DEBUG names every pointer it finds wrong; here there is none).
+expect_quiet() {
+	expect_ok "$@"
+	if printf '%s\n' "$out" | grep -q '^allocinfo:'; then
+		echo "FAIL: $1: the library said"
+		printf '%s\n' "$out" | grep '^allocinfo:' | head -n 10
+		failed=$((failed + 1))
+	fi
+}
+
 expect_ok "glibc alone" "$U/underneath" glibc "$PLUGIN"
 expect_ok "C++, glibc alone" "$U/underneath_cxx" glibc
 
@@ -86,6 +97,12 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 \
 		"$U/underneath_$name" "$name" "$PLUGIN"
 	expect_ok "LD_PRELOAD=$lib, ALLOCINFO=never" ALLOCINFO=never LD_PRELOAD="$lib" \
 		UNDERNEATH_FIRST=1 "$U/underneath" "$name" "$PLUGIN"
+	# Debugging: every block the library made passes its checks, and every block
+	# the allocator made itself goes back to it, unnamed.
+	expect_quiet "LD_PRELOAD=$lib, ALLOCINFO_DEBUG=1" ALLOCINFO_DEBUG=1 LD_PRELOAD="$lib" \
+		UNDERNEATH_FIRST=1 "$U/underneath" "$name" "$PLUGIN"
+	expect_quiet "LD_PRELOAD=liballocinfo.so $lib, ALLOCINFO_DEBUG=1" ALLOCINFO_DEBUG=1 \
+		LD_PRELOAD="$ALLOCINFO_LIB $lib" "$U/underneath" "$name" "$PLUGIN"
 done
 # A program built without the header and linked with jemalloc, under
 # LD_PRELOAD=liballocinfo.so: jemalloc's statistics move by its size class of each

@@ -7,6 +7,7 @@
  */
 #include <allocinfo.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -99,6 +100,18 @@ static int child_debug(void)
 	void *q = realloc(not_heap + 16, 10);	/* refused: NULL, EINVAL */
 	if (q || errno != EINVAL)
 		return 42;
+	/* C++'s sized delete: a size other than the allocation's is named; a pointer
+	 * never allocated is named once, by the delete itself */
+	void *(*op_new)(size_t) = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "_Znwm");
+	void (*op_delete)(void *, size_t) =
+		(void (*)(void *, size_t))dlsym(RTLD_DEFAULT, "_ZdlPvm");
+	if (!op_new || !op_delete)
+		return 43;
+	void *o = op_new(40);
+	fprintf(stderr, "%p\n", o);
+	op_delete(o, 48);
+	op_delete(op_new(40), 40);
+	op_delete(not_heap + 16, 8);
 	return 0;
 }
 
@@ -160,8 +173,13 @@ static void test_debug_names_bad_pointers(void **state)
 		skip();	/* the sanitizer reports bad frees itself, and stops */
 	const char *env[] = { "ALLOCINFO_DEBUG=1", NULL };
 	assert_int_equal(run_child("debug", env, err, sizeof(err)), 0);
-	void *inside, *outside;
+	void *inside, *outside, *sized = NULL;
 	assert_int_equal(sscanf(err, "%p %p", &inside, &outside), 2);
+	const char *line = err;
+	for (int i = 0; i < 5 && line; i++)	/* the sized delete's block, line 6 */
+		line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL;
+	assert_non_null(line);
+	assert_int_equal(sscanf(line, "%p", &sized), 1);
 	snprintf(expected, sizeof(expected),
 		 "%p %p\n"
 		 "allocinfo: free(%p): no allocinfo record: never allocated here, or already "
@@ -171,8 +189,13 @@ static void test_debug_names_bad_pointers(void **state)
 		 "allocinfo: free(%p): no allocinfo record: never allocated here, or already "
 		 "freed; leaving it alone\n"
 		 "allocinfo: realloc(%p): no allocinfo record: never allocated here, or already "
+		 "freed; leaving it alone\n"
+		 "%p\n"
+		 "allocinfo: operator delete(%p, 48): the allocation was 40 bytes\n"
+		 "allocinfo: free(%p): no allocinfo record: never allocated here, or already "
 		 "freed; leaving it alone\n",
-		 inside, outside, inside, outside, (char *)inside - 32, outside);
+		 inside, outside, inside, outside, (char *)inside - 32, outside, sized, sized,
+		 outside);
 	assert_string_equal(err, expected);
 }
 
