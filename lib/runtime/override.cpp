@@ -19,6 +19,7 @@
 #include "alloc.h"
 #include "callbacks.h"
 #include "foreign_path.h"
+#include "options.h"
 #include "route.h"
 #include "table_pages.h"
 
@@ -789,12 +790,14 @@ void *routed_new(size_t n)
 [[gnu::noinline]] void sized_delete_other(void *p, size_t n) noexcept { do_sized_delete(p, n); }
 
 /* Null, or the allocator's counted block freed by a thread with a shard: true when
- * done. A slot of the small-block heap (ALLOCINFO_HEAP=own) has no record below it. */
-inline bool routed_release(void *p)
+ * done. A slot of the small-block heap (ALLOCINFO_HEAP=own) has no record below it;
+ * without the heap (Heap false: the variable was not set when the calls were routed)
+ * there is none to test for. */
+template <bool Heap> inline bool routed_release(void *p)
 {
 	if (unlikely(!p))
 		return true;
-	if (small::contains(p, g_fast.small_base))
+	if (Heap && small::contains(p, g_fast.small_base))
 		return false;
 	alloc_record *rec = record_of(p);
 	char *shard = thread_shard();
@@ -805,45 +808,51 @@ inline bool routed_release(void *p)
 	return true;
 }
 
-void routed_free(void *p) noexcept
+template <bool Heap> void routed_free(void *p) noexcept
 {
-	if (!routed_release(p))
+	if (!routed_release<Heap>(p))
 		free_other(p);
 }
 
-void routed_delete(void *p) noexcept
+template <bool Heap> void routed_delete(void *p) noexcept
 {
-	if (!routed_release(p))
+	if (!routed_release<Heap>(p))
 		delete_other(p);
 }
 
 /* A block made under ALLOCINFO_DEBUG has a marked record: its size is checked by
  * do_sized_delete(). */
-void routed_sized_delete(void *p, size_t n) noexcept
+template <bool Heap> void routed_sized_delete(void *p, size_t n) noexcept
 {
-	if (!routed_release(p))
+	if (!routed_release<Heap>(p))
 		sized_delete_other(p, n);
 }
 
+/* fn, and the same without the small-block heap's test where that matters (frees). */
 struct routed_fn {
 	const char *name;
-	void *fn;
+	void *fn, *without_heap;
 };
+#define ROUTED(name, fn) { name, reinterpret_cast<void *>(fn), reinterpret_cast<void *>(fn) }
+#define ROUTED_FREE(name, fn) \
+	{ name, reinterpret_cast<void *>(fn<true>), reinterpret_cast<void *>(fn<false>) }
 const routed_fn routed_fns[] = {
-	{ "malloc", reinterpret_cast<void *>(routed_malloc) },
-	{ "calloc", reinterpret_cast<void *>(routed_calloc) },
-	{ "realloc", reinterpret_cast<void *>(routed_realloc) },
-	{ "free", reinterpret_cast<void *>(routed_free) },
-	{ "allocinfo_malloc", reinterpret_cast<void *>(routed_site_malloc) },
-	{ "allocinfo_calloc", reinterpret_cast<void *>(routed_site_calloc) },
-	{ "allocinfo_realloc", reinterpret_cast<void *>(routed_site_realloc) },
-	{ "_Znwm", reinterpret_cast<void *>(routed_new) },
-	{ "_Znam", reinterpret_cast<void *>(routed_new) },
-	{ "_ZdlPv", reinterpret_cast<void *>(routed_delete) },
-	{ "_ZdaPv", reinterpret_cast<void *>(routed_delete) },
-	{ "_ZdlPvm", reinterpret_cast<void *>(routed_sized_delete) },
-	{ "_ZdaPvm", reinterpret_cast<void *>(routed_sized_delete) },
+	ROUTED("malloc", routed_malloc),
+	ROUTED("calloc", routed_calloc),
+	ROUTED("realloc", routed_realloc),
+	ROUTED_FREE("free", routed_free),
+	ROUTED("allocinfo_malloc", routed_site_malloc),
+	ROUTED("allocinfo_calloc", routed_site_calloc),
+	ROUTED("allocinfo_realloc", routed_site_realloc),
+	ROUTED("_Znwm", routed_new),
+	ROUTED("_Znam", routed_new),
+	ROUTED_FREE("_ZdlPv", routed_delete),
+	ROUTED_FREE("_ZdaPv", routed_delete),
+	ROUTED_FREE("_ZdlPvm", routed_sized_delete),
+	ROUTED_FREE("_ZdaPvm", routed_sized_delete),
 };
+#undef ROUTED
+#undef ROUTED_FREE
 
 } /* namespace */
 
@@ -853,9 +862,18 @@ void *routed_entry(const char *name)
 {
 	if (RECORD_ALWAYS)	/* a sanitizer's blocks: the exported functions' checks */
 		return nullptr;
+	/* Over another allocator the heap serves only when ALLOCINFO_HEAP is set
+	 * (init.cpp). Read once, at the first routing, before start-up reads it: a
+	 * program that changes its environment later changes nothing here. */
+	static int heap_asked = -1;
+	int heap = __atomic_load_n(&heap_asked, __ATOMIC_RELAXED);
+	if (heap < 0) {
+		heap = find_env("ALLOCINFO_HEAP") != nullptr;
+		__atomic_store_n(&heap_asked, heap, __ATOMIC_RELAXED);
+	}
 	for (const routed_fn &r : routed_fns)
 		if (!strcmp(r.name, name))
-			return r.fn;
+			return heap ? r.fn : r.without_heap;
 	return nullptr;
 }
 
