@@ -22,29 +22,31 @@ namespace {
 	return allocate_foreign(slot, n, zero, RECORD_F_FOREIGN);
 }
 
+template <bool Heap>
 inline __attribute__((always_inline)) void *allocate_lean(uint32_t slot, size_t n, bool zero)
 {
-	if (unlikely(n < g_fast.small_end))
+	if (Heap && unlikely(n < g_fast.small_end))
 		return allocate_small(slot, n, zero);
 	return allocate_foreign_inline(slot, n, zero, RECORD_F_FOREIGN);
 }
 
 /* The slot is asked for only when the call allocates (slot_fn). */
-template <typename SlotFn>
+template <bool Heap, typename SlotFn>
 inline __attribute__((always_inline)) void *realloc_lean(void *p, size_t n, SlotFn slot_fn)
 {
 	if (route_pending())
 		route_new_objects();
 	if (!p)
-		return allocate_lean(slot_fn(), n, false);
+		return allocate_lean<Heap>(slot_fn(), n, false);
 	if (unlikely(n == 0)) {	/* glibc frees and returns NULL */
 		release(p);
 		return nullptr;
 	}
 	alloc_record *rec = record_of(p);
 	char *shard = thread_shard();
-	if (unlikely(small::contains(p, g_fast.small_base) || page_starts::starts_page(p) ||
-		     !shard || rec->meta != (RECORD_MAGIC | RECORD_F_FOREIGN) ||
+	if (unlikely((Heap && small::contains(p, g_fast.small_base)) ||
+		     page_starts::starts_page(p) || !shard ||
+		     rec->meta != (RECORD_MAGIC | RECORD_F_FOREIGN) ||
 		     n > SIZE_MAX - sizeof(alloc_record)))
 		return reallocate(slot_fn(), p, n, RECORD_F_FOREIGN);
 	uint32_t slot = slot_fn();
@@ -63,39 +65,49 @@ inline __attribute__((always_inline)) void *realloc_lean(void *p, size_t n, Slot
 
 } /* namespace */
 
-template <bool Zero> void *foreign_malloc(size_t n, uintptr_t ra)
+template <bool Zero, bool Heap> void *foreign_malloc(size_t n, uintptr_t ra)
 {
 	if (route_pending())	/* objects loaded since: their calls first */
 		route_new_objects();
-	return allocate_lean(slot_for_caller(ra), n, Zero);
+	return allocate_lean<Heap>(slot_for_caller(ra), n, Zero);
 }
 
-template <bool Zero> void *foreign_site_malloc(const alloc_tag *t, size_t n)
+template <bool Zero, bool Heap> void *foreign_site_malloc(const alloc_tag *t, size_t n)
 {
 	if (route_pending())
 		route_new_objects();
-	return allocate_lean(slot_for_site(t), n, Zero);
+	return allocate_lean<Heap>(slot_for_site(t), n, Zero);
 }
 
-void *foreign_realloc(void *p, size_t n, uintptr_t ra)
+template <bool Heap> void *foreign_realloc(void *p, size_t n, uintptr_t ra)
 {
-	return realloc_lean(p, n, [ra] { return slot_for_caller(ra); });
+	return realloc_lean<Heap>(p, n, [ra] { return slot_for_caller(ra); });
 }
 
-void *foreign_site_realloc(const alloc_tag *t, void *p, size_t n)
+template <bool Heap> void *foreign_site_realloc(const alloc_tag *t, void *p, size_t n)
 {
-	return realloc_lean(p, n, [t] { return slot_for_site(t); });
+	return realloc_lean<Heap>(p, n, [t] { return slot_for_site(t); });
 }
 
-void *foreign_new(size_t n, uintptr_t ra)
+template <bool Heap> void *foreign_new(size_t n, uintptr_t ra)
 {
-	void *p = foreign_malloc<false>(n, ra);
+	void *p = foreign_malloc<false, Heap>(n, ra);
 	return likely(p != nullptr) ? p : new_failed(n, 0, ra, false);
 }
 
-template void *foreign_malloc<false>(size_t, uintptr_t);
-template void *foreign_malloc<true>(size_t, uintptr_t);
-template void *foreign_site_malloc<false>(const alloc_tag *, size_t);
-template void *foreign_site_malloc<true>(const alloc_tag *, size_t);
+template void *foreign_malloc<false, true>(size_t, uintptr_t);
+template void *foreign_malloc<true, true>(size_t, uintptr_t);
+template void *foreign_malloc<false, false>(size_t, uintptr_t);
+template void *foreign_malloc<true, false>(size_t, uintptr_t);
+template void *foreign_site_malloc<false, true>(const alloc_tag *, size_t);
+template void *foreign_site_malloc<true, true>(const alloc_tag *, size_t);
+template void *foreign_site_malloc<false, false>(const alloc_tag *, size_t);
+template void *foreign_site_malloc<true, false>(const alloc_tag *, size_t);
+template void *foreign_realloc<true>(void *, size_t, uintptr_t);
+template void *foreign_realloc<false>(void *, size_t, uintptr_t);
+template void *foreign_site_realloc<true>(const alloc_tag *, void *, size_t);
+template void *foreign_site_realloc<false>(const alloc_tag *, void *, size_t);
+template void *foreign_new<true>(size_t, uintptr_t);
+template void *foreign_new<false>(size_t, uintptr_t);
 
 } /* namespace allocinfo */

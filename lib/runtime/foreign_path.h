@@ -32,17 +32,20 @@ static inline bool foreign_go()
 
 /* malloc (Zero false) or calloc of n bytes for the caller at ra, or for call site t.
  * Zero is a template parameter so that the path keeps one register fewer across the
- * allocator's call. */
-template <bool Zero> void *foreign_malloc(size_t n, uintptr_t ra) HIDDEN;
-template <bool Zero> void *foreign_site_malloc(const alloc_tag *t, size_t n) HIDDEN;
+ * allocator's call. Heap false: the caller knows that there is no small-block heap
+ * (routed_entry()), and its tests are left out. */
+template <bool Zero, bool Heap = true> void *foreign_malloc(size_t n, uintptr_t ra) HIDDEN;
+template <bool Zero, bool Heap = true>
+void *foreign_site_malloc(const alloc_tag *t, size_t n) HIDDEN;
 /* realloc of p to n bytes for the caller at ra, or for call site t, as glibc's: p null
  * allocates, n 0 frees. The allocator's own counted block is resized by its realloc
  * here; any other (aligned, without a record, a heap slot) goes to reallocate(). */
-void *foreign_realloc(void *p, size_t n, uintptr_t ra) HIDDEN;
+template <bool Heap = true> void *foreign_realloc(void *p, size_t n, uintptr_t ra) HIDDEN;
+template <bool Heap = true>
 void *foreign_site_realloc(const alloc_tag *t, void *p, size_t n) HIDDEN;
 /* operator new of n bytes for the caller at ra: foreign_malloc<false>, and then
  * new_failed() when the allocator has none, so that its caller needs no frame. */
-void *foreign_new(size_t n, uintptr_t ra) HIDDEN;
+template <bool Heap = true> void *foreign_new(size_t n, uintptr_t ra) HIDDEN;
 
 /* operator new's answer to a failed allocation (override.cpp): the new handler's
  * loop, then std::bad_alloc (or null for nothrow). */

@@ -732,54 +732,54 @@ namespace {
 	return do_realloc(p, n, [t] { return slot_for_site(t); }, { t, 0 });
 }
 
-void *routed_malloc(size_t n)
+template <bool Heap> void *routed_malloc(size_t n)
 {
 	if (likely(foreign_go()))
-		return foreign_malloc<false>(n, RA());
+		return foreign_malloc<false, Heap>(n, RA());
 	return do_malloc(n, RA());
 }
 
-void *routed_calloc(size_t n, size_t m)
+template <bool Heap> void *routed_calloc(size_t n, size_t m)
 {
 	size_t total;
 	if (likely(foreign_go()) && likely(!__builtin_mul_overflow(n, m, &total)))
-		return foreign_malloc<true>(total, RA());
+		return foreign_malloc<true, Heap>(total, RA());
 	return calloc_other(n, m, RA());
 }
 
-void *routed_site_malloc(const alloc_tag *t, size_t n)
+template <bool Heap> void *routed_site_malloc(const alloc_tag *t, size_t n)
 {
 	if (likely(foreign_go()))
-		return foreign_site_malloc<false>(t, n);
+		return foreign_site_malloc<false, Heap>(t, n);
 	return do_site_malloc(t, n, false);
 }
 
-void *routed_site_calloc(const alloc_tag *t, size_t n, size_t m)
+template <bool Heap> void *routed_site_calloc(const alloc_tag *t, size_t n, size_t m)
 {
 	size_t total;
 	if (likely(foreign_go()) && likely(!__builtin_mul_overflow(n, m, &total)))
-		return foreign_site_malloc<true>(t, total);
+		return foreign_site_malloc<true, Heap>(t, total);
 	return do_site_calloc(t, n, m);
 }
 
-void *routed_realloc(void *p, size_t n)
+template <bool Heap> void *routed_realloc(void *p, size_t n)
 {
 	if (likely(foreign_go()))
-		return foreign_realloc(p, n, RA());
+		return foreign_realloc<Heap>(p, n, RA());
 	return realloc_other(p, n, RA());
 }
 
-void *routed_site_realloc(const alloc_tag *t, void *p, size_t n)
+template <bool Heap> void *routed_site_realloc(const alloc_tag *t, void *p, size_t n)
 {
 	if (likely(foreign_go()))
-		return foreign_site_realloc(t, p, n);
+		return foreign_site_realloc<Heap>(t, p, n);
 	return site_realloc_other(t, p, n);
 }
 
-void *routed_new(size_t n)
+template <bool Heap> void *routed_new(size_t n)
 {
 	if (likely(foreign_go()))
-		return foreign_new(n, RA());
+		return foreign_new<Heap>(n, RA());
 	return do_new(n, RA());
 }
 
@@ -828,31 +828,29 @@ template <bool Heap> void routed_sized_delete(void *p, size_t n) noexcept
 		sized_delete_other(p, n);
 }
 
-/* fn, and the same without the small-block heap's test where that matters (frees). */
+/* Each entry point, and the same without the small-block heap's tests. */
 struct routed_fn {
 	const char *name;
 	void *fn, *without_heap;
 };
-#define ROUTED(name, fn) { name, reinterpret_cast<void *>(fn), reinterpret_cast<void *>(fn) }
-#define ROUTED_FREE(name, fn) \
+#define ROUTED(name, fn) \
 	{ name, reinterpret_cast<void *>(fn<true>), reinterpret_cast<void *>(fn<false>) }
 const routed_fn routed_fns[] = {
 	ROUTED("malloc", routed_malloc),
 	ROUTED("calloc", routed_calloc),
 	ROUTED("realloc", routed_realloc),
-	ROUTED_FREE("free", routed_free),
+	ROUTED("free", routed_free),
 	ROUTED("allocinfo_malloc", routed_site_malloc),
 	ROUTED("allocinfo_calloc", routed_site_calloc),
 	ROUTED("allocinfo_realloc", routed_site_realloc),
 	ROUTED("_Znwm", routed_new),
 	ROUTED("_Znam", routed_new),
-	ROUTED_FREE("_ZdlPv", routed_delete),
-	ROUTED_FREE("_ZdaPv", routed_delete),
-	ROUTED_FREE("_ZdlPvm", routed_sized_delete),
-	ROUTED_FREE("_ZdaPvm", routed_sized_delete),
+	ROUTED("_ZdlPv", routed_delete),
+	ROUTED("_ZdaPv", routed_delete),
+	ROUTED("_ZdlPvm", routed_sized_delete),
+	ROUTED("_ZdaPvm", routed_sized_delete),
 };
 #undef ROUTED
-#undef ROUTED_FREE
 
 } /* namespace */
 
