@@ -258,8 +258,7 @@ static inline void release_other_as(void *p) noexcept
 {
 	/* Over another allocator, a pointer that starts a page and was not handed out
 	 * here is the allocator's own: the page below it may not be mapped. */
-	if (unlikely(page_starts::starts_page(p)) && page_starts::g_guarded &&
-	    !page_starts::take(p)) {
+	if (page_starts::guarded_start(p) && !page_starts::take(p)) {
 		backend::foreign.free(p);
 		return;
 	}
@@ -430,7 +429,7 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags)
 	nrec->size = size;
 	nrec->counter = counter_offset(slot);
 	nrec->meta = RECORD_MAGIC | flags;
-	if (page_starts::starts_page(p) && page_starts::g_guarded)
+	if (page_starts::guarded_start(p))
 		page_starts::take(p);
 	page_starts::note(nrec + 1);
 	bool was_counted = !(meta & RECORD_F_UNCOUNTED), counted = !(flags & RECORD_F_UNCOUNTED);

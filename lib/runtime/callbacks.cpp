@@ -111,8 +111,7 @@ void run_post(const chain *c, allocinfo_event &e, void *block)
 		en.cb.post(en.cb.user_data, &e);
 		if (block && e.ptr != before && e.ptr) {
 			/* moved again: the pointer before is never handed out */
-			if (before != block && page_starts::starts_page(before) &&
-			    page_starts::g_guarded)
+			if (before != block && page_starts::guarded_start(before))
 				page_starts::take(before);
 			mark_moved(e.ptr, block);
 		}

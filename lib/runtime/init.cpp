@@ -167,7 +167,7 @@ void start()
 	bool heap_here = glibc_underneath() ||
 			 ((backend::g_fast_path ||
 			   backend::g_underneath == backend::underneath::first) &&
-			  find_env("ALLOCINFO_HEAP") != nullptr);
+			  heap_variable_set());
 	if (o.heap == heap_kind::own && !o.debug && !RECORD_ALWAYS && heap_here) {
 		if (small::init())
 			allocinfo__inline_v1.small_max = small::MAX;

@@ -139,6 +139,11 @@ static inline bool starts_page(const void *p)
 {
 	return ((uintptr_t)p & 4095) == 0;
 }
+/* A page start over another allocator: what the set is asked about. */
+static inline bool guarded_start(const void *p)
+{
+	return unlikely(starts_page(p)) && g_guarded;
+}
 /* p, which starts a page, was handed out by the library (and not freed since); or a
  * pointer could not be noted for want of memory, and below p is read as before. */
 bool contains(const void *p) HIDDEN;
@@ -149,8 +154,7 @@ bool contains(const void *p) HIDDEN;
  * below may not be mapped. */
 static inline bool below_readable(const void *p)
 {
-	return likely(!page_starts::starts_page(p)) || !page_starts::g_guarded ||
-	       page_starts::contains(p);
+	return !page_starts::guarded_start(p) || page_starts::contains(p);
 }
 
 static inline bool has_record(const void *p)

@@ -19,6 +19,17 @@ bool secure_execution()
 	return getauxval(AT_SECURE) != 0;
 }
 
+bool heap_variable_set()
+{
+	static int set = -1;
+	int s = __atomic_load_n(&set, __ATOMIC_RELAXED);
+	if (s < 0) {
+		s = find_env("ALLOCINFO_HEAP") != nullptr;
+		__atomic_store_n(&set, s, __ATOMIC_RELAXED);
+	}
+	return s;
+}
+
 const char *find_env(const char *name)
 {
 	size_t len = strlen(name);

@@ -36,6 +36,13 @@ const char *find_env(const char *name) HIDDEN;
  * the first malloc. */
 bool secure_execution() HIDDEN;
 
+/* ALLOCINFO_HEAP is in the environment (whatever its value): over another allocator
+ * the small-block heap can exist only then (init.cpp), and routing hands out entry
+ * points without its tests otherwise (routed_entry()). Read once, by whichever asks
+ * first (routing comes before the options are read): a program that changes its
+ * environment later changes neither. */
+bool heap_variable_set() HIDDEN;
+
 } /* namespace allocinfo */
 
 #endif

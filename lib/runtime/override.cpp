@@ -860,18 +860,9 @@ void *routed_entry(const char *name)
 {
 	if (RECORD_ALWAYS)	/* a sanitizer's blocks: the exported functions' checks */
 		return nullptr;
-	/* Over another allocator the heap serves only when ALLOCINFO_HEAP is set
-	 * (init.cpp). Read once, at the first routing, before start-up reads it: a
-	 * program that changes its environment later changes nothing here. */
-	static int heap_asked = -1;
-	int heap = __atomic_load_n(&heap_asked, __ATOMIC_RELAXED);
-	if (heap < 0) {
-		heap = find_env("ALLOCINFO_HEAP") != nullptr;
-		__atomic_store_n(&heap_asked, heap, __ATOMIC_RELAXED);
-	}
 	for (const routed_fn &r : routed_fns)
 		if (!strcmp(r.name, name))
-			return heap ? r.fn : r.without_heap;
+			return heap_variable_set() ? r.fn : r.without_heap;
 	return nullptr;
 }
 
