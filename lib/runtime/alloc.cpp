@@ -35,8 +35,11 @@ slow_plan slow_mode()
 	case STATE_STARTING:	/* the initialising thread, allocating */
 	case STATE_UNINIT:	/* a sanitizer build before constructors: the bootstrap arena */
 		return { how::discard, RECORD_F_UNCOUNTED | backend::g_foreign_flag };
-	default:		/* another allocator's blocks carry a record even then */
-		if (backend::g_foreign_flag)
+	default:
+		/* Another allocator's blocks carry a record even then, unless none ever
+		 * did (ALLOCINFO=never from the start): a record-less block of ours could
+		 * not be told from one the allocator made itself. */
+		if (backend::g_foreign_flag && !backend::g_no_records)
 			return { how::discard, RECORD_F_UNCOUNTED | RECORD_F_FOREIGN };
 		return { how::never, 0 };
 	}
@@ -60,6 +63,10 @@ void *finish_unowned(alloc_record *rec, uint32_t slot, size_t size, uint32_t met
 
 void release_unowned(void *p) noexcept
 {
+	if (unlikely(backend::g_no_records)) {	/* no counters either */
+		backend::foreign.free(p);
+		return;
+	}
 	alloc_record *rec = record_of(p);
 	counter_add_unowned(record_slot(rec), -(int64_t)rec->size, -1);
 	rec->meta = 0;	/* see release() */
@@ -81,7 +88,7 @@ void *allocate_planned(slow_plan plan, size_t n, bool zero)
 {
 	if (plan.mode == how::discard)
 		return allocate_flagged(ALLOCINFO_TAG_DISCARD, n, zero, plan.flags);
-	return zero ? backend::calloc(1, n) : backend::malloc(n);
+	return zero ? backend::calloc_plain(1, n) : backend::malloc_plain(n);
 }
 
 /*
@@ -251,14 +258,14 @@ bool check_pointer(void *p, const char *what, bool below_readable_known)
 		release_checked(p);
 }
 
-/* Every branch a tail call: the path of blocks made while counting was off needs no
- * stack frame. */
+/* Debugging, or another allocator underneath. */
 template <int Op>
-static inline void release_other_as(void *p) noexcept
+[[gnu::noinline]] static void release_checked_as(void *p) noexcept
 {
 	/* Over another allocator, a pointer that starts a page and was not handed out
-	 * here is the allocator's own: the page below it may not be mapped. */
-	if (page_starts::guarded_start(p) && !page_starts::take(p)) {
+	 * here is the allocator's own: the page below it may not be mapped. With no
+	 * record anywhere, no block is ours to tell apart. */
+	if (backend::g_no_records || (page_starts::guarded_start(p) && !page_starts::take(p))) {
 		backend::foreign.free(p);
 		return;
 	}
@@ -272,8 +279,25 @@ static inline void release_other_as(void *p) noexcept
 		release_slow(p, Op);
 	else if (unlikely(__atomic_load_n(&g_tail_records, __ATOMIC_RELAXED)))
 		release_maybe_tail(p);
-	else if (!RECORD_ALWAYS && unlikely(g_fast.plain_free_checked))
+	else
 		release_plain_other(p);
+}
+
+/* Every branch a tail call: the path of blocks made while counting was off needs no
+ * stack frame. The flag is tested first, where the checked cases part from the
+ * plain ones, so that the plain path tests no more than it did at its end. */
+template <int Op>
+static inline void release_other_as(void *p) noexcept
+{
+	if (!RECORD_ALWAYS && unlikely(g_fast.plain_free_checked)) {
+		release_checked_as<Op>(p);
+		return;
+	}
+	alloc_record *rec = record_of(p);
+	if ((rec->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
+		release_slow(p, Op);
+	else if (unlikely(__atomic_load_n(&g_tail_records, __ATOMIC_RELAXED)))
+		release_maybe_tail(p);
 	else	/* made while counting was off, or by a sanitizer */
 		backend::free(p);
 }
@@ -454,6 +478,8 @@ void *reallocate_off(void *p, size_t size)
 
 size_t usable_size(void *p)
 {
+	if (unlikely(backend::g_no_records))
+		return backend::foreign.usable_size(p);
 	uintptr_t small_base = g_fast.small_base;
 	if (small::contains(p, small_base))
 		return small::usable(small::class_at(p, small_base));

@@ -20,6 +20,7 @@ table foreign;
 uint32_t g_foreign_flag;
 bool g_fast_path = true;
 underneath g_underneath = underneath::glibc;
+bool g_no_records;
 
 namespace {
 size_t (*next_usable_size)(void *);
@@ -159,7 +160,7 @@ bool fill_foreign(struct link_map *map)
  * bind to), and glibc's own malloc must be told apart from the __libc_malloc that
  * some allocators (tcmalloc, mimalloc) define again. Nothing here allocates.
  */
-void init()
+void init(bool never)
 {
 	struct link_map *libc = object_of(reinterpret_cast<const void *>(&gnu_get_libc_version));
 	struct link_map *self = object_of(reinterpret_cast<const void *>(&init));
@@ -194,8 +195,11 @@ void init()
 	next_usable_size = foreign.usable_size;
 	/* When the allocator comes first, its calls are routed to us, and objects
 	 * loaded later must be routed too: the out-of-line paths check for them, so
-	 * the fast path is not used. */
-	if (kind == underneath::first) {
+	 * the fast path is not used. With ALLOCINFO=never nothing is routed: the
+	 * program calls the allocator itself, and what reaches the library (the
+	 * header's calls) gets blocks without a record. */
+	g_no_records = never;
+	if (kind == underneath::first && !never) {
 		route_calls(chosen, self);
 		return;
 	}
@@ -266,7 +270,7 @@ void *got_entry(unsigned)
 }
 
 /* The sanitizer's allocator is the one underneath: no other is looked for. */
-void init()
+void init(bool)
 {
 	table t;
 	t.malloc = reinterpret_cast<decltype(t.malloc)>(dlsym(RTLD_NEXT, "malloc"));

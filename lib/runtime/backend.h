@@ -58,9 +58,16 @@ extern table foreign HIDDEN;
 extern uint32_t g_foreign_flag HIDDEN;
 /* Detection's result, for the tests and the report's status. */
 extern underneath g_underneath HIDDEN;
-/* The fast path may be taken: glibc underneath, or another allocator after us in
- * lookup order that the library's own GOT entries for glibc's __libc_* functions
- * now lead to (route.h's redirect_backend()). */
+/* ALLOCINFO=never over another allocator: no block carries a record, as none was
+ * made before never was known (start-up reads it before anything is allocated). Then
+ * nothing below a pointer is read, and every block goes back to the allocator as it
+ * is: its free is the allocator's whatever the program wrote below it. */
+extern bool g_no_records HIDDEN;
+/* The library's calls to glibc's __libc_* functions (the fast path's, and
+ * malloc()'s with counting off) allocate from the allocator underneath: glibc's, or
+ * another that the library's own GOT entries for them now lead to (route.h's
+ * redirect_backend()): when it comes after us in lookup order, or with
+ * ALLOCINFO=never. Then the fast path may be taken. */
 extern bool g_fast_path HIDDEN;
 
 /* Where the library's GOT entry for glibc's __libc_malloc, __libc_calloc,
@@ -68,8 +75,9 @@ extern bool g_fast_path HIDDEN;
 void *got_entry(unsigned i) HIDDEN;
 
 /* Finds the allocator underneath (and routes the process's calls to us when it comes
- * first); called once, at the start of start-up, before anything is allocated. */
-void init() HIDDEN;
+ * first, unless `never`: then they stay the allocator's, and so do its blocks);
+ * called once, at the start of start-up, before anything is allocated. */
+void init(bool never) HIDDEN;
 
 /* A record-less block (made while counting was off, or by the allocator directly)
  * goes back to whoever serves the process. */
@@ -111,6 +119,20 @@ size_t usable_size(void *p) HIDDEN;
 
 /* The usable size of a block without a record, whoever made it. */
 size_t usable_size_plain(void *p) HIDDEN;
+
+/* A block without a record, from whoever serves the process's blocks. */
+static inline void *malloc_plain(size_t n)
+{
+	return g_foreign_flag ? foreign.malloc(n) : malloc(n);
+}
+static inline void *calloc_plain(size_t n, size_t s)
+{
+	return g_foreign_flag ? foreign.calloc(n, s) : calloc(n, s);
+}
+static inline void *memalign_plain(size_t a, size_t n)
+{
+	return g_foreign_flag ? foreign.memalign(a, n) : memalign(a, n);
+}
 
 } /* namespace backend */
 } /* namespace allocinfo */

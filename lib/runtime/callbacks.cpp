@@ -202,8 +202,8 @@ void *make(site s, size_t n, size_t align, size_t reserve, bool zero)
 	slow_plan plan = slow_mode();
 	if (plan.mode == how::never) {
 		if (align || reserve > n)
-			return backend::memalign(align, reserve > n ? reserve : n);
-		return zero ? backend::calloc(1, n) : backend::malloc(n);
+			return backend::memalign_plain(align, reserve > n ? reserve : n);
+		return zero ? backend::calloc_plain(1, n) : backend::malloc_plain(n);
 	}
 	uint32_t slot = ALLOCINFO_TAG_DISCARD;
 	uint32_t flags = plan.flags | RECORD_F_CALLBACKS;

@@ -53,11 +53,13 @@ namespace {
 pid_t g_starting_tid;
 
 /* Counting off (or never on) means plain glibc blocks, unless a sanitizer's or
- * another allocator is underneath. */
+ * another allocator is underneath; or, with ALLOCINFO=never, that allocator's, where
+ * the library's calls to glibc's functions lead to it (backend::init()). The
+ * header's inline path calls the program's own __libc_malloc, glibc's: it stays off. */
 void set_plain_when_off()
 {
 	bool plain = !RECORD_ALWAYS && !backend::g_foreign_flag;
-	g_fast.plain_when_off = plain;
+	g_fast.plain_when_off = plain || (backend::g_no_records && backend::g_fast_path);
 	allocinfo__inline_v1.plain = plain;
 }
 
@@ -133,10 +135,10 @@ void fork_child()
 void start()
 {
 	/* Before anything is allocated: from here on blocks are the right allocator's. */
-	backend::init();
+	options o = read_options();	/* allocates nothing */
+	backend::init(o.mode == profiling_mode::never);
 	g_fast.plain_free_checked = backend::g_foreign_flag != 0;
 	page_starts::g_guarded = backend::g_foreign_flag != 0 && !RECORD_ALWAYS;
-	options o = read_options();
 	if (o.mode == profiling_mode::never) {
 		__atomic_store_n(&g_fast.state, STATE_NEVER, __ATOMIC_RELEASE);
 		set_plain_when_off();	/* every block plain, cheaply */

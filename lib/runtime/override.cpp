@@ -151,7 +151,7 @@ inline void *do_aligned(size_t align, size_t n, SlotFn slot_fn, callbacks::site 
 	switch (plan.mode) {
 	case how::never:
 	case how::off:
-		return backend::memalign(align, reserve > n ? reserve : n);
+		return backend::memalign_plain(align, reserve > n ? reserve : n);
 	case how::discard:
 		return allocate_aligned(ALLOCINFO_TAG_DISCARD, align, n, reserve, plan.flags);
 	case how::counted:
@@ -183,7 +183,7 @@ inline void *do_realloc(void *p, size_t n, SlotFn slot_fn, callbacks::site cs)
 			return callbacks::reallocate(cs, p, n);
 		plan = slow_mode();
 		if (plan.mode == how::never)
-			return backend::realloc(p, n);
+			return backend::realloc_plain(p, n);
 	}
 	if (n == 0 && p) {	/* glibc frees and returns NULL */
 		release(p);

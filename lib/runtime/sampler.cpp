@@ -151,8 +151,8 @@ uint32_t slot_of_site(callbacks::site s)
 	case how::never:
 	case how::off:
 		if (aligned)
-			return backend::memalign(align ? align : 16, reserve > n ? reserve : n);
-		return zero ? backend::calloc(1, n) : backend::malloc(n);
+			return backend::memalign_plain(align ? align : 16, reserve > n ? reserve : n);
+		return zero ? backend::calloc_plain(1, n) : backend::malloc_plain(n);
 	case how::discard:
 		slot = ALLOCINFO_TAG_DISCARD;
 		break;

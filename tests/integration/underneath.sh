@@ -72,6 +72,16 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 \
 	# Preloaded after the library: it comes next.
 	expect_ok "LD_PRELOAD=liballocinfo.so $lib" LD_PRELOAD="$ALLOCINFO_LIB $lib" \
 		"$U/underneath" "$name" "$PLUGIN"
+	# ALLOCINFO=never, either way: the allocator's blocks alone, without records,
+	# and nothing the program writes below a block is taken for one.
+	expect_ok "LD_PRELOAD=$lib, ALLOCINFO=never" ALLOCINFO=never LD_PRELOAD="$lib" \
+		UNDERNEATH_FIRST=1 "$U/underneath" "$name" "$PLUGIN"
+	expect_ok "LD_PRELOAD=liballocinfo.so $lib, ALLOCINFO=never" ALLOCINFO=never \
+		LD_PRELOAD="$ALLOCINFO_LIB $lib" "$U/underneath" "$name" "$PLUGIN"
+	expect_ok "C++, LD_PRELOAD=$lib, ALLOCINFO=never" ALLOCINFO=never LD_PRELOAD="$lib" \
+		"$U/underneath_cxx" "$name"
+	expect_ok "C++, LD_PRELOAD=liballocinfo.so $lib, ALLOCINFO=never" ALLOCINFO=never \
+		LD_PRELOAD="$ALLOCINFO_LIB $lib" "$U/underneath_cxx" "$name"
 	# The library's own small-block heap, asked for explicitly, over the allocator.
 	if [ "$name" = mimalloc ]; then
 		expect_ok "LD_PRELOAD=liballocinfo.so $lib, ALLOCINFO_HEAP=own" \
@@ -95,8 +105,8 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 \
 		LD_PRELOAD="$ALLOCINFO_LIB" "$U/underneath_$name" "$name" "$PLUGIN"
 	expect_ok "linked with -l$name, ALLOCINFO=0" ALLOCINFO=0 UNDERNEATH_FIRST=1 \
 		"$U/underneath_$name" "$name" "$PLUGIN"
-	expect_ok "LD_PRELOAD=$lib, ALLOCINFO=never" ALLOCINFO=never LD_PRELOAD="$lib" \
-		UNDERNEATH_FIRST=1 "$U/underneath" "$name" "$PLUGIN"
+	expect_ok "linked with -l$name, ALLOCINFO=never" ALLOCINFO=never UNDERNEATH_FIRST=1 \
+		"$U/underneath_$name" "$name" "$PLUGIN"
 	# Debugging: every block the library made passes its checks, and every block
 	# the allocator made itself goes back to it, unnamed.
 	expect_quiet "LD_PRELOAD=$lib, ALLOCINFO_DEBUG=1" ALLOCINFO_DEBUG=1 LD_PRELOAD="$lib" \

@@ -23,6 +23,10 @@
 
 static int failures;
 static const char *allocator;
+/* Bytes of record in front of each block: none with ALLOCINFO=never over another
+ * allocator, whose blocks are then exactly the allocator's. */
+static size_t record = 16;
+static int never;
 
 #define check(cond, ...) do { \
 	if (!(cond)) { \
@@ -112,11 +116,17 @@ static void check_references(void)
 		return;
 	Dl_info where, ours;
 	void *exported_malloc = dlsym(lib, "malloc"), *exported_free = dlsym(lib, "free");
-	check(dladdr(exported_free, &ours) && dladdr((void *)own_free, &where) &&
-	      where.dli_fbase == ours.dli_fbase && dladdr((void *)own_malloc, &where) &&
-	      where.dli_fbase == ours.dli_fbase,
-	      "the program's malloc and free lead outside liballocinfo");
-	if (getenv("UNDERNEATH_FIRST"))
+	check(dladdr(exported_free, &ours), "no liballocinfo free");
+	if (!(getenv("UNDERNEATH_FIRST") && never))
+		check(dladdr((void *)own_free, &where) && where.dli_fbase == ours.dli_fbase &&
+		      dladdr((void *)own_malloc, &where) && where.dli_fbase == ours.dli_fbase,
+		      "the program's malloc and free lead outside liballocinfo");
+	if (getenv("UNDERNEATH_FIRST") && never)
+		/* Nothing routed: the program calls the allocator itself. */
+		check(dladdr((void *)own_free, &where) && where.dli_fbase != ours.dli_fbase &&
+		      dladdr((void *)own_malloc, &where) && where.dli_fbase != ours.dli_fbase,
+		      "ALLOCINFO=never: the program's malloc and free lead to liballocinfo");
+	else if (getenv("UNDERNEATH_FIRST"))
 		check((void *)own_malloc != exported_malloc && (void *)own_free != exported_free,
 		      "routed to the exported malloc and free, not the lean entry points");
 	else
@@ -307,6 +317,55 @@ static void check_page_starts_threads(long long k)
 	check(thread_lines_are(k, 0), "after other threads freed them");
 }
 
+/*
+ * ALLOCINFO=never over another allocator: blocks carry no record, and free() must not
+ * take what the program wrote below a block for one. A block's lower neighbour ends
+ * in a forged record (the plain magic, or the one of another allocator's counted
+ * block, with a size and counter that fit); the block is freed all the same, at its
+ * own address: were the record believed, the allocator would be handed a pointer 16
+ * bytes lower, inside the live neighbour, and hand out that memory again.
+ */
+enum { NEIGHBOURS = 64, REUSE = 4096, NEIGHBOUR_SIZE = 48 };
+
+static void check_forged_neighbour(unsigned int meta)
+{
+	size_t size = allocator_class(NEIGHBOUR_SIZE);
+	char *blocks[NEIGHBOURS], *lower = NULL, *upper = NULL;
+	for (int i = 0; i < NEIGHBOURS; i++)
+		blocks[i] = malloc(NEIGHBOUR_SIZE);
+	for (int i = 0; i < NEIGHBOURS && !upper; i++)
+		for (int j = 0; j < NEIGHBOURS && !upper; j++)
+			if (blocks[j] == blocks[i] + size && (uintptr_t)blocks[j] % 4096) {
+				lower = blocks[i];
+				upper = blocks[j];
+			}
+	check(upper != NULL, "no two neighbouring blocks of %zu bytes: the case is not tried",
+	      size);
+	if (upper) {
+		struct { unsigned long long size; unsigned int counter, meta; } forged = {
+			NEIGHBOUR_SIZE, 16, meta
+		};
+		/* Written as the neighbour's own last bytes, and kept: the compiler may
+		 * not drop them as stores into a block about to be freed. */
+		memcpy(lower + size - sizeof(forged), &forged, sizeof(forged));
+		__asm__ volatile("" : : "r"(lower) : "memory");
+		free(upper);
+		static char *again[REUSE];
+		int inside = 0;
+		for (int i = 0; i < REUSE; i++) {
+			again[i] = malloc(NEIGHBOUR_SIZE);
+			inside += again[i] >= lower && again[i] < lower + size;
+		}
+		check(!inside, "meta %#x below a block: %d blocks handed out inside its live "
+		      "neighbour", meta, inside);
+		for (int i = 0; i < REUSE; i++)
+			free(again[i]);
+	}
+	for (int i = 0; i < NEIGHBOURS; i++)
+		if (blocks[i] != upper)
+			free(blocks[i]);
+}
+
 static int big_line, small_line, calloc_line, strdup_line, realloc_line, aligned_line, posix_line,
 	memalign_line, cxx_line;
 
@@ -319,6 +378,9 @@ int main(int argc, char **argv)
 	const char *mode = getenv("ALLOCINFO");
 	long long k = !mode || (strcmp(mode, "0") && strcmp(mode, "never"));
 	int foreign = strcmp(allocator, "glibc") != 0;
+	never = mode && !strcmp(mode, "never");
+	if (never && foreign)
+		record = 0;
 	if (foreign && strcmp(allocator, "glibc-debug"))
 		symbol(!strcmp(allocator, "jemalloc") ? "mallctl"
 		       : !strcmp(allocator, "tcmalloc") ? "tc_malloc_size" : "mi_usable_size");
@@ -326,7 +388,7 @@ int main(int argc, char **argv)
 	check_references();
 
 	/* Large blocks: the allocator's statistics move by exactly its size class of
-	 * each block with its 16-byte record, and back. */
+	 * each block with its record, and back. */
 	long long before = allocator_bytes();
 	void *big[NBIG];
 	for (int i = 0; i < NBIG; i++) {
@@ -337,33 +399,33 @@ int main(int argc, char **argv)
 	}
 	long long after = allocator_bytes();
 	if (before >= 0)
-		check(after - before == (long long)(NBIG * allocator_class(BIG + 16)),
+		check(after - before == (long long)(NBIG * allocator_class(BIG + record)),
 		      "%s's allocated bytes moved by %lld, not %d blocks of %zu",
-		      allocator, after - before, NBIG, allocator_class(BIG + 16));
+		      allocator, after - before, NBIG, allocator_class(BIG + record));
 	for (int i = 0; i < NBIG; i++) {
 		size_t usable = malloc_usable_size(big[i]);
 		check(usable >= BIG, "malloc_usable_size %zu < %d", usable, BIG);
 		if (allocator_class(1))
-			check(usable + 16 == allocator_usable((char *)big[i] - 16),
+			check(usable + record == allocator_usable((char *)big[i] - record),
 			      "malloc_usable_size %zu is not the allocator's %zu less the record",
-			      usable, allocator_usable((char *)big[i] - 16));
+			      usable, allocator_usable((char *)big[i] - record));
 		memset(big[i], 0xff, usable);	/* all of it is the caller's */
 	}
 	{
 		struct site_counts c = site_lookup(__FILE__, big_line, "main");
-		check((c.found || !k) && c.bytes == k * NBIG * BIG && c.calls == k * NBIG,
+		check((c.found || !k) && c.bytes == k * NBIG * BIG && c.calls == (unsigned long long)(k * NBIG),
 		      "big blocks: %lld bytes in %llu calls", c.bytes, c.calls);
 	}
 	long long held = allocator_bytes();
 	for (int i = 0; i < NBIG / 2; i++)
 		free(big[i]);
 	if (before >= 0)
-		check(held - allocator_bytes() == (long long)(NBIG / 2 * allocator_class(BIG + 16)),
+		check(held - allocator_bytes() == (long long)(NBIG / 2 * allocator_class(BIG + record)),
 		      "%s's allocated bytes fell by %lld, not %d blocks of %zu", allocator,
-		      held - allocator_bytes(), NBIG / 2, allocator_class(BIG + 16));
+		      held - allocator_bytes(), NBIG / 2, allocator_class(BIG + record));
 	{
 		struct site_counts c = site_lookup(__FILE__, big_line, "main");
-		check(c.bytes == k * NBIG / 2 * BIG && c.calls == k * NBIG / 2,
+		check(c.bytes == k * NBIG / 2 * BIG && c.calls == (unsigned long long)(k * NBIG / 2),
 		      "after free: %lld bytes in %llu calls", c.bytes, c.calls);
 	}
 	for (int i = NBIG / 2; i < NBIG; i++)
@@ -383,7 +445,7 @@ int main(int argc, char **argv)
 		int (*owned)(const void *) = (int (*)(const void *))symbol("mi_is_in_heap_region");
 		check(!owned(small), "ALLOCINFO_HEAP=own: the small block is mimalloc's");
 	} else if (allocator_class(1)) {
-		check(malloc_usable_size(small) + 16 == allocator_usable(small - 16),
+		check(malloc_usable_size(small) + record == allocator_usable(small - record),
 		      "the small block is not %s's: usable %zu", allocator,
 		      malloc_usable_size(small));
 	}
@@ -521,6 +583,10 @@ int main(int argc, char **argv)
 
 	check_page_starts(k);
 	check_page_starts_threads(k);
+	if (never && foreign && allocator_class(1)) {
+		check_forged_neighbour(ALLOCINFO__MAGIC_V1);
+		check_forged_neighbour(ALLOCINFO__MAGIC_V1 | 0x20);	/* RECORD_F_FOREIGN */
+	}
 
 	/* A library loaded now, built without the header: once any call reaches the
 	 * library, the new object's calls are routed too, and blocks cross freely. */
