@@ -83,16 +83,14 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 \
 	expect_ok "C++, LD_PRELOAD=liballocinfo.so $lib, ALLOCINFO=never" ALLOCINFO=never \
 		LD_PRELOAD="$ALLOCINFO_LIB $lib" "$U/underneath_cxx" "$name"
 	# The library's own small-block heap, asked for explicitly, over the allocator.
-	if [ "$name" = mimalloc ]; then
-		expect_ok "LD_PRELOAD=liballocinfo.so $lib, ALLOCINFO_HEAP=own" \
-			ALLOCINFO_HEAP=own UNDERNEATH_OWN_HEAP=1 LD_PRELOAD="$ALLOCINFO_LIB $lib" \
-			"$U/underneath" "$name" "$PLUGIN"
-		expect_ok "LD_PRELOAD=$lib, ALLOCINFO_HEAP=own" ALLOCINFO_HEAP=own \
-			UNDERNEATH_OWN_HEAP=1 UNDERNEATH_FIRST=1 LD_PRELOAD="$lib" \
-			"$U/underneath" "$name" "$PLUGIN"
-		expect_ok "C++, LD_PRELOAD=$lib, ALLOCINFO_HEAP=own" \
-			ALLOCINFO_HEAP=own LD_PRELOAD="$lib" "$U/underneath_cxx" "$name"
-	fi
+	expect_ok "LD_PRELOAD=liballocinfo.so $lib, ALLOCINFO_HEAP=own" \
+		ALLOCINFO_HEAP=own UNDERNEATH_OWN_HEAP=1 LD_PRELOAD="$ALLOCINFO_LIB $lib" \
+		"$U/underneath" "$name" "$PLUGIN"
+	expect_ok "LD_PRELOAD=$lib, ALLOCINFO_HEAP=own" ALLOCINFO_HEAP=own \
+		UNDERNEATH_OWN_HEAP=1 UNDERNEATH_FIRST=1 LD_PRELOAD="$lib" \
+		"$U/underneath" "$name" "$PLUGIN"
+	expect_ok "C++, LD_PRELOAD=$lib, ALLOCINFO_HEAP=own" \
+		ALLOCINFO_HEAP=own LD_PRELOAD="$lib" "$U/underneath_cxx" "$name"
 	if [ ! -x "$U/underneath_$name" ]; then
 		echo "skip: built without lib$name's development files"
 		continue
