@@ -197,7 +197,8 @@ void init(bool never)
 	 * loaded later must be routed too: the out-of-line paths check for them, so
 	 * the fast path is not used. With ALLOCINFO=never nothing is routed: the
 	 * program calls the allocator itself, and what reaches the library (the
-	 * header's calls) gets blocks without a record. */
+	 * header's calls) gets its blocks, without a record, through the library's
+	 * own GOT entries, redirected below whichever comes first. */
 	g_no_records = never;
 	if (kind == underneath::first && !never) {
 		route_calls(chosen, self);

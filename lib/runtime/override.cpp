@@ -179,6 +179,8 @@ inline void *do_realloc(void *p, size_t n, SlotFn slot_fn, callbacks::site cs)
 {
 	slow_plan plan = { how::counted, 0 };
 	if (unlikely(!fast_go())) {
+		if (backend::g_no_records)	/* ALLOCINFO=never over another allocator */
+			return backend::foreign.realloc(p, n);
 		if (unlikely(callbacks::wanted()))
 			return callbacks::reallocate(cs, p, n);
 		plan = slow_mode();
