@@ -10,6 +10,7 @@
 #              the library, whose calls are routed to it (GOT rewriting)
 #   preload    the baseline binary with LD_PRELOAD="liballocinfo.so X": the
 #              library comes first, X next
+#   never      as tagged, with ALLOCINFO=never: no record, nothing routed
 # Time is the median CPU time per operation (wall time for the two-thread
 # producer/consumer), peak RSS the median of the runs' largest resident sets (read
 # every 2 ms, bench.h); each as a ratio to X alone, with the ratio of the best runs
@@ -39,25 +40,26 @@ library() {
 
 # run VARIANT ALLOCATOR-PATH PROGRAM ARGS...: the program's result line
 run() {
-	local v=$1 lib=$2 prog=$3 pre
+	local v=$1 lib=$2 prog=$3 pre mode=1
 	shift 3
 	case $v in
 	alone) pre=$lib; prog=$B/${prog}_plain ;;
 	tagged) pre=$lib; prog=$B/${prog}_tagged ;;
 	preload) pre="$LIB $lib"; prog=$B/${prog}_plain ;;
+	never) pre=$lib; prog=$B/${prog}_tagged; mode=never ;;
 	esac
 	local out
-	out=$(LD_PRELOAD=$pre ALLOCINFO=1 BENCH_RSS_POLL_MS=2 "$prog" "$@") || return 1
+	out=$(LD_PRELOAD=$pre ALLOCINFO=$mode BENCH_RSS_POLL_MS=2 "$prog" "$@") || return 1
 	grep '^wall_ns_per_op=' <<<"$out"
 }
 
 . "$(dirname "$0")/bench_lib.sh"
 
 declare -A tim rss
-variants="alone tagged preload"
-printf '%-34s %-10s %-16s%-16s%-16s%-16s\n' "workload over allocator" "X alone" \
-	"time, tagged" "time, preload" "RSS, tagged" "RSS, preload"
-printf '%s\n' "$(printf '%.0s-' {1..110})"
+variants="alone tagged preload never"
+printf '%-34s %-10s %-16s%-16s%-16s%-16s%-16s%-16s\n' "workload over allocator" "X alone" \
+	"time, tagged" "time, preload" "time, never" "RSS, tagged" "RSS, preload" "RSS, never"
+printf '%s\n' "$(printf '%.0s-' {1..142})"
 for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 mimalloc:libmimalloc.so.2; do
 	name=${pair%%:*} lib=$(library "${pair#*:}")
 	if [ -z "$lib" ]; then
@@ -74,8 +76,8 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 mimalloc
 		echo "  $name: $prog" >&2
 		vs=($variants)
 		for ((r = 0; r < reps; r++)); do
-			for ((i = 0; i < 3; i++)); do
-				v=${vs[(i + r) % 3]}
+			for ((i = 0; i < ${#vs[@]}; i++)); do
+				v=${vs[(i + r) % ${#vs[@]}]}
 				line=$(run "$v" "$lib" "$prog" "$@") || { echo "$prog ($v over $name) failed" >&2; continue; }
 				tim[$v]+="$(field $metric "$line")"$'\n'
 				rss[$v]+="$(field polled_peak_kb "$line")"$'\n'
@@ -94,9 +96,11 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 mimalloc
 		cxx) label="C++ map, vector, shared_ptr" ;;
 		prodcons) label="producer/consumer (2 threads)" ;;
 		esac
-		printf '%-34s %-10s %s%s%s%s\n' "$label, $name" \
+		printf '%-34s %-10s %s%s%s%s%s%s\n' "$label, $name" \
 			"$(awk -v k="${m[alone]%% *}" 'BEGIN { printf "%.1f MB", k / 1024 }')" \
 			"$(ratio "${t[tagged]}" "${t[alone]}")" "$(ratio "${t[preload]}" "${t[alone]}")" \
-			"$(ratio "${m[tagged]}" "${m[alone]}")" "$(ratio "${m[preload]}" "${m[alone]}")"
+			"$(ratio "${t[never]}" "${t[alone]}")" \
+			"$(ratio "${m[tagged]}" "${m[alone]}")" "$(ratio "${m[preload]}" "${m[alone]}")" \
+			"$(ratio "${m[never]}" "${m[alone]}")"
 	done
 done
