@@ -62,6 +62,9 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 \
 			MALLOC_PERTURB_=165 UNDERNEATH_FIRST=1 "$U/underneath" glibc "$PLUGIN"
 		expect_ok "LD_PRELOAD=$lib" LD_PRELOAD="$lib" UNDERNEATH_FIRST=1 \
 			"$U/underneath" glibc "$PLUGIN"
+		expect_ok "LD_PRELOAD=$lib MALLOC_CHECK_=3, ALLOCINFO=never" ALLOCINFO=never \
+			LD_PRELOAD="$lib" MALLOC_CHECK_=3 MALLOC_PERTURB_=165 UNDERNEATH_FIRST=1 \
+			"$U/underneath" glibc "$PLUGIN"
 		continue
 	fi
 	expect_ok "LD_PRELOAD=$lib" LD_PRELOAD="$lib" UNDERNEATH_FIRST=1 "$U/underneath" \
