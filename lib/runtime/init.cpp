@@ -37,9 +37,9 @@ EXPORT __thread struct allocinfo_thread allocinfo__thread
 	__attribute__((tls_model("initial-exec")));
 /* The header's inline fast path: the same switch as `go`, and the same plain blocks
  * as plain_when_off; only with glibc underneath (a sanitizer's or another allocator
- * must see every block, and the inline path calls glibc's). Copies, set together: a program may copy-relocate this exported
- * object, so the library would reach it through the GOT, where g_fast is one
- * RIP-relative load away. */
+ * must see every block, and the inline path calls glibc's). Copies, set together: a
+ * program may copy-relocate this exported object, so the library would reach it
+ * through the GOT, where g_fast is one RIP-relative load away. */
 EXPORT struct allocinfo__inline_state_v1 allocinfo__inline_v1 = { &allocinfo::g_stop, 0, 0 };
 }
 

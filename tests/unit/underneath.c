@@ -110,12 +110,20 @@ static size_t allocator_usable(void *base)
 	return 0;
 }
 
+/* Whether fn is defined in the object of `ours`. */
+static int defined_in(const void *fn, const Dl_info *ours)
+{
+	Dl_info where;
+	return dladdr(fn, &where) && where.dli_fbase == ours->dli_fbase;
+}
+
 /*
  * Where the program's own references to malloc and free lead: to liballocinfo,
  * never to another allocator directly (a block with a record would reach a free that
  * does not know it). When the allocator comes first (UNDERNEATH_FIRST, set by
  * underneath.sh), the references were routed to the library's lean entry points for
  * that case, not to its exported functions; otherwise they are the exported ones.
+ * With ALLOCINFO=never and the allocator first nothing is routed: they lead to it.
  */
 static void check_references(void)
 {
@@ -125,24 +133,23 @@ static void check_references(void)
 	check(lib != NULL, "liballocinfo.so.0 is not loaded");
 	if (!lib)
 		return;
-	Dl_info where, ours;
+	Dl_info ours;
 	void *exported_malloc = dlsym(lib, "malloc"), *exported_free = dlsym(lib, "free");
 	check(dladdr(exported_free, &ours), "no liballocinfo free");
-	if (!(getenv("UNDERNEATH_FIRST") && never))
-		check(dladdr((void *)own_free, &where) && where.dli_fbase == ours.dli_fbase &&
-		      dladdr((void *)own_malloc, &where) && where.dli_fbase == ours.dli_fbase,
-		      "the program's malloc and free lead outside liballocinfo");
-	if (getenv("UNDERNEATH_FIRST") && never)
-		/* Nothing routed: the program calls the allocator itself. */
-		check(dladdr((void *)own_free, &where) && where.dli_fbase != ours.dli_fbase &&
-		      dladdr((void *)own_malloc, &where) && where.dli_fbase != ours.dli_fbase,
-		      "ALLOCINFO=never: the program's malloc and free lead to liballocinfo");
-	else if (getenv("UNDERNEATH_FIRST"))
+	int in_library = defined_in((void *)own_malloc, &ours) &&
+			 defined_in((void *)own_free, &ours);
+	if (getenv("UNDERNEATH_FIRST") && never) {
+		check(!defined_in((void *)own_malloc, &ours) && !defined_in((void *)own_free, &ours),
+		      "ALLOCINFO=never: the program's malloc or free leads to liballocinfo");
+	} else if (getenv("UNDERNEATH_FIRST")) {
+		check(in_library, "the program's malloc and free lead outside liballocinfo");
 		check((void *)own_malloc != exported_malloc && (void *)own_free != exported_free,
 		      "routed to the exported malloc and free, not the lean entry points");
-	else
+	} else {
+		check(in_library, "the program's malloc and free lead outside liballocinfo");
 		check((void *)own_malloc == exported_malloc && (void *)own_free == exported_free,
 		      "malloc and free do not lead to the exported functions");
+	}
 	dlclose(lib);
 }
 
@@ -442,19 +449,22 @@ int main(int argc, char **argv)
 	}
 	{
 		struct site_counts c = site_lookup(__FILE__, big_line, "main");
-		check((c.found || !k) && c.bytes == k * NBIG * BIG && c.calls == (unsigned long long)(k * NBIG),
+		check((c.found || !k) && c.bytes == k * NBIG * BIG &&
+		      c.calls == (unsigned long long)(k * NBIG),
 		      "big blocks: %lld bytes in %llu calls", c.bytes, c.calls);
 	}
 	long long held = allocator_bytes();
 	for (int i = 0; i < NBIG / 2; i++)
 		free(big[i]);
 	if (before >= 0)
-		check(held - allocator_bytes() == (long long)(NBIG / 2 * allocator_class(BIG + record)),
+		check(held - allocator_bytes() ==
+		      (long long)(NBIG / 2 * allocator_class(BIG + record)),
 		      "%s's allocated bytes fell by %lld, not %d blocks of %zu", allocator,
 		      held - allocator_bytes(), NBIG / 2, allocator_class(BIG + record));
 	{
 		struct site_counts c = site_lookup(__FILE__, big_line, "main");
-		check(c.bytes == k * NBIG / 2 * BIG && c.calls == (unsigned long long)(k * NBIG / 2),
+		check(c.bytes == k * NBIG / 2 * BIG &&
+		      c.calls == (unsigned long long)(k * NBIG / 2),
 		      "after free: %lld bytes in %llu calls", c.bytes, c.calls);
 	}
 	for (int i = NBIG / 2; i < NBIG; i++)
