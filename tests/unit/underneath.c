@@ -339,9 +339,10 @@ static void check_page_starts_threads(long long k)
  * ALLOCINFO=never over another allocator: blocks carry no record, and free() must not
  * take what the program wrote below a block for one. A block's lower neighbour ends
  * in a forged record (the plain magic, or the one of another allocator's counted
- * block, with a size and counter that fit); the block is freed all the same, at its
- * own address: were the record believed, the allocator would be handed a pointer 16
- * bytes lower, inside the live neighbour, and hand out that memory again.
+ * block, with a size and counter that fit); the block is measured, resized and freed
+ * as the allocator's own, at its own address: were the record believed, the
+ * allocator would be handed a pointer 16 bytes lower, inside the live neighbour, and
+ * hand out that memory again.
  */
 enum { NEIGHBOURS = 64, REUSE = 4096, NEIGHBOUR_SIZE = 48 };
 
@@ -360,13 +361,24 @@ static void check_forged_neighbour(unsigned int meta)
 	check(upper != NULL, "no two neighbouring blocks of %zu bytes: the case is not tried",
 	      size);
 	if (upper) {
+		/* A size below the block's: believed, it would shrink the usable size. */
 		struct { unsigned long long size; unsigned int counter, meta; } forged = {
-			NEIGHBOUR_SIZE, 16, meta
+			NEIGHBOUR_SIZE / 2, 16, meta
 		};
 		/* Written as the neighbour's own last bytes, and kept: the compiler may
 		 * not drop them as stores into a block about to be freed. */
 		memcpy(lower + size - sizeof(forged), &forged, sizeof(forged));
 		__asm__ volatile("" : : "r"(lower) : "memory");
+		/* Measured and resized as the allocator's own block, not as a record's. */
+		check(malloc_usable_size(upper) == allocator_usable(upper),
+		      "meta %#x below a block: malloc_usable_size %zu, not the allocator's %zu",
+		      meta, malloc_usable_size(upper), allocator_usable(upper));
+		memset(upper, 0x5a, NEIGHBOUR_SIZE);
+		char *resized = realloc(upper, NEIGHBOUR_SIZE);
+		check(resized == upper && resized[NEIGHBOUR_SIZE - 1] == 0x5a,
+		      "meta %#x below a block: realloc to its size moved it to %p, not %p",
+		      meta, (void *)resized, (void *)upper);
+		upper = resized;
 		free(upper);
 		static char *again[REUSE];
 		int inside = 0;
