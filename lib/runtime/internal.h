@@ -145,7 +145,8 @@ static inline bool guarded_start(const void *p)
 	return unlikely(starts_page(p)) && g_guarded;
 }
 /* p, which starts a page, was handed out by the library (and not freed since); or a
- * pointer could not be noted for want of memory, and below p is read as before. */
+ * pointer could not be noted for want of memory, and the 16 bytes below p can be read
+ * (asked of the kernel: page_starts.cpp). */
 bool contains(const void *p) HIDDEN;
 } /* namespace page_starts */
 

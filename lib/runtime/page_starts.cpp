@@ -2,7 +2,10 @@
 /* The pointers handed out over another allocator that start a page (page_starts.h). */
 #include "page_starts.h"
 
+#include <errno.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "futex_lock.h"
 
@@ -75,6 +78,27 @@ bool rebuild(size_t capacity)
 	return true;
 }
 
+/*
+ * Once a pointer could not be noted, a page start the set does not hold may be one of
+ * the library's or the allocator's own. Ours have their record mapped below; below
+ * the allocator's there may be nothing. So the kernel is asked whether the 16 bytes
+ * below can be read (process_vm_readv fails with EFAULT instead of faulting). A refusal
+ * for another reason (a sandbox that forbids the call) says nothing: then they are
+ * read, as a block of ours must be. errno is the program's and stays as it was.
+ */
+bool readable_below(const void *p)
+{
+	int saved = errno;
+	char buf[16];
+	struct iovec local = { buf, sizeof(buf) };
+	struct iovec remote = { const_cast<char *>(static_cast<const char *>(p)) - sizeof(buf),
+				sizeof(buf) };
+	bool readable = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == sizeof(buf) ||
+			errno != EFAULT;
+	errno = saved;
+	return readable;
+}
+
 } /* namespace */
 
 void *noted(void *p)
@@ -105,8 +129,8 @@ void *noted(void *p)
 	}
 	g_lock.unlock();
 	if (lost)	/* after the lock: the message may allocate */
-		log_message("no memory to note a block that starts a page (%p): the bytes below "
-			    "every such pointer are read from now on",
+		log_message("no memory to note a block that starts a page (%p): whether the bytes "
+			    "below such a pointer can be read is asked of the kernel from now on",
 			    p);
 	return p;
 }
@@ -114,9 +138,9 @@ void *noted(void *p)
 bool contains(const void *p)
 {
 	g_lock.lock();
-	bool found = find((uintptr_t)p) != nullptr || g_incomplete;
+	bool found = find((uintptr_t)p) != nullptr, incomplete = g_incomplete;
 	g_lock.unlock();
-	return found;
+	return found || (incomplete && readable_below(p));
 }
 
 bool take(const void *p)
@@ -127,8 +151,9 @@ bool take(const void *p)
 		*e = TAKEN;
 		g_live--;
 	}
+	bool incomplete = g_incomplete;
 	g_lock.unlock();
-	return e != nullptr || g_incomplete;
+	return e != nullptr || (incomplete && readable_below(p));
 }
 
 /* Held across fork: the child gets the table as no writer left it half done. */

@@ -40,8 +40,9 @@ static inline void *note(void *p)
 	return p;
 }
 
-/* Forgets p (freed, or moved by realloc); whether it was there (true, too, once a
- * pointer could not be noted for want of memory: see contains()). */
+/* Forgets p (freed, or moved by realloc); whether it was there (or, once a pointer
+ * could not be noted for want of memory, whether the bytes below it can be read:
+ * see contains()). */
 bool take(const void *p) HIDDEN;
 
 void fork_prepare() HIDDEN;

@@ -61,7 +61,8 @@ EXTRA_DIST += tests/integration/callbacks.sh
 # the allocators and the library preloaded in every order.
 if ENABLE_UNIT
 UNDERNEATH_CPP = $(UNIT_CPPFLAGS)
-UNDERNEATH_LINK = $(TEST_LINK_FLAGS) -Wl,--no-as-needed
+# underneath.c's own mmap() is exported, so that the library's calls reach it.
+UNDERNEATH_LINK = $(TEST_LINK_FLAGS) -Wl,--no-as-needed -Wl,--export-dynamic-symbol=mmap
 check_PROGRAMS += tests/unit/underneath
 tests_unit_underneath_SOURCES = tests/unit/underneath.c
 tests_unit_underneath_CPPFLAGS = $(UNDERNEATH_CPP)

@@ -10,12 +10,17 @@
 #include <allocinfo.h>
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -170,6 +175,24 @@ static void *(*direct_malloc(void))(size_t)
 	return NULL;
 }
 
+/* The allocator's own blocks, some at the start of a fresh mapping: measured and
+ * freed through the library's functions, which must not read below them. */
+static void measure_and_free_own_blocks(void *(*direct)(size_t))
+{
+	static const size_t sizes[] = { 24, 4096, 8192, 65536, 1 << 20, 4 << 20, 16 << 20,
+					64 << 20 };
+	for (int round = 0; round < 100; round++)
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			char *p = direct(sizes[i]);
+			check(p != NULL, "the allocator's own malloc(%zu)", sizes[i]);
+			p[0] = 1;
+			check(malloc_usable_size(p) == allocator_usable(p),
+			      "malloc_usable_size of the allocator's own block: %zu, not %zu",
+			      malloc_usable_size(p), allocator_usable(p));
+			free(p);
+		}
+}
+
 /*
  * Pointers that start a page. Below one the allocator made itself there may be no
  * mapped page at all (jemalloc puts a 4 MiB block at the start of a fresh mapping):
@@ -181,18 +204,7 @@ static void check_page_starts(long long k)
 {
 	void *(*direct)(size_t) = direct_malloc();
 	if (direct) {
-		static const size_t sizes[] = { 24, 4096, 8192, 65536, 1 << 20, 4 << 20, 16 << 20,
-						64 << 20 };
-		for (int round = 0; round < 100; round++)
-			for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-				char *p = direct(sizes[i]);
-				check(p != NULL, "the allocator's own malloc(%zu)", sizes[i]);
-				p[0] = 1;
-				check(malloc_usable_size(p) == allocator_usable(p),
-				      "malloc_usable_size of the allocator's own block: %zu, not %zu",
-				      malloc_usable_size(p), allocator_usable(p));
-				free(p);
-			}
+		measure_and_free_own_blocks(direct);
 		char *p = direct(4 << 20);
 		memset(p, 3, 100);
 		int realloc_at = __LINE__ + 1;
@@ -333,6 +345,108 @@ static void check_page_starts_threads(long long k)
 	      WEXITSTATUS(status) == 0, "the forked child freeing them: status %#x", status);
 	in_threads(free_blocks, 1);
 	check(thread_lines_are(k, 0), "after other threads freed them");
+}
+
+/*
+ * The set of page starts out of memory. This program's mmap() (exported, so that
+ * the library's calls bind to it) fails the library's requests once asked to; the
+ * set then cannot grow and says so. From then on, below a page start it does not
+ * hold, the library asks the kernel whether it may read: the allocator's own blocks
+ * at the start of a fresh mapping must still not be read below (SIGSEGV), and the
+ * library's page-aligned blocks are still counted and uncounted exactly.
+ */
+static volatile int fail_library_mmap;
+static uintptr_t library_lo, library_hi;
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	uintptr_t from = (uintptr_t)__builtin_return_address(0);
+	if (fail_library_mmap && from >= library_lo && from < library_hi) {
+		errno = ENOMEM;
+		return MAP_FAILED;
+	}
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+/* The bounds of the object that holds addr, from its loadable segments. */
+static int find_object(struct dl_phdr_info *info, size_t size, void *addr)
+{
+	(void)size;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+			uintptr_t start = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+			lo = start < lo ? start : lo;
+			hi = start + info->dlpi_phdr[i].p_memsz > hi ? start + info->dlpi_phdr[i].p_memsz
+								      : hi;
+		}
+	if ((uintptr_t)addr < lo || (uintptr_t)addr >= hi)
+		return 0;
+	library_lo = lo;
+	library_hi = hi;
+	return 1;
+}
+
+enum { LOST_MAX = 1 << 16 };
+
+static void check_page_starts_no_memory(long long k)
+{
+	dl_iterate_phdr(find_object, (void *)allocinfo_set_enabled);
+	check(library_hi > library_lo, "liballocinfo's segments not found");
+	int log = memfd_create("allocinfo-messages", 0);
+	check(log >= 0, "memfd_create: %s", strerror(errno));
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(log, 2);
+		/* The child's own store first: the library makes it on the first call. */
+		free(malloc(1));
+		struct stat st = { 0 };
+		fstat(log, &st);
+		off_t said = st.st_size;
+		fail_library_mmap = 1;
+		static void *blocks[LOST_MAX];
+		int n = 0, lost_at = 0;
+		/* Until the set is full and cannot grow: its message is the sign. */
+		while (n < LOST_MAX && (n % 256 || fstat(log, &st) || st.st_size == said)) {
+			lost_at = __LINE__ + 1;
+			blocks[n] = aligned_alloc(4096, 4096);
+			check(blocks[n] != NULL, "aligned_alloc(4096, 4096) number %d", n);
+			n++;
+		}
+		check(st.st_size > said, "%d page-aligned blocks and the set never ran out", n);
+		measure_and_free_own_blocks(direct_malloc());
+		struct site_counts c = site_lookup(__FILE__, lost_at, "check_page_starts_no_memory");
+		check((c.found || !k) && c.bytes == k * 4096 * n && c.calls == (unsigned long long)(k * n),
+		      "%d page-aligned blocks, some not noted: %lld bytes in %llu calls", n,
+		      c.bytes, c.calls);
+		int grown_at = __LINE__ + 2;
+		for (int i = 0; i < n; i += 2)
+			blocks[i] = realloc(blocks[i], 5000);
+		c = site_lookup(__FILE__, grown_at, "check_page_starts_no_memory");
+		check((c.found || !k) && c.bytes == k * 5000 * ((n + 1) / 2) &&
+		      c.calls == (unsigned long long)(k * ((n + 1) / 2)),
+		      "half of them resized: %lld bytes in %llu calls", c.bytes, c.calls);
+		for (int i = 0; i < n; i++)
+			free(blocks[i]);
+		int lines[] = { lost_at, grown_at };
+		for (int i = 0; i < 2; i++) {
+			c = site_lookup(__FILE__, lines[i], "check_page_starts_no_memory");
+			check(c.bytes == 0 && c.calls == 0, "line %d, freed: %lld bytes in %llu calls",
+			      lines[i], c.bytes, c.calls);
+		}
+		fflush(stdout);
+		_exit(failures ? 1 : 0);
+	}
+	int status = 0;
+	check(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0, "the child whose set ran out: status %#x", status);
+	char text[4096] = "";
+	ssize_t got = pread(log, text, sizeof(text) - 1, 0);
+	text[got > 0 ? got : 0] = '\0';
+	check(strstr(text, "allocinfo: no memory to note a block that starts a page") != NULL,
+	      "the child said: \"%s\"", text);
+	close(log);
 }
 
 /*
@@ -637,6 +751,8 @@ int main(int argc, char **argv)
 
 	check_page_starts(k);
 	check_page_starts_threads(k);
+	if (!never && allocator_class(1))
+		check_page_starts_no_memory(k);
 	if (never && foreign && allocator_class(1)) {
 		check_forged_neighbour(ALLOCINFO__MAGIC_V1);
 		check_forged_neighbour(ALLOCINFO__MAGIC_V1 | 0x20);	/* RECORD_F_FOREIGN */
