@@ -24,7 +24,8 @@ build() {
 		fail "cannot build $2 in $1"
 }
 # expect REPORT FILE [PRINTED]: the rows of hold.cpp all show FILE, the static and
-# the caller tags (main's malloc and new, the template's and the lambda's new); with
+# the caller tags (main's malloc and new, the template's, the lambda's and the
+# constructor's new); with
 # PRINTED, also stdout's buffer, which the C library allocated for main's printf
 # (line 27) and charged to it, the C library being a wrapper.
 expect() {
@@ -32,6 +33,7 @@ expect() {
 	       printf '%12d %8d %s:20 [hold] func:main \n' 8 1 "$2"
 	       printf '%12d %8d %s:12 [hold] func:box::make \n' 8 1 "$2"
 	       printf '%12d %8d %s:22 [hold] func:main::<lambda> \n' 5 1 "$2"
+	       printf '%12d %8d %s:14 [hold] func:shapes::grid::grid \n' 16 1 "$2"
 	       [ -z "${3:-}" ] || printf '%12d %8d %s:27 [hold] func:main \n' 4096 1 "$2")
 	got=$(grep ' \[hold\] ' "$1" | LC_ALL=C sort -t: -k2n)
 	want=$(echo "$want" | LC_ALL=C sort -t: -k2n)
