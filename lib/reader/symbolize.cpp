@@ -475,6 +475,19 @@ struct cu_range {
 	Dwarf_Die cu;
 };
 
+/* The inlined calls and lexical blocks directly under one scope, by address, with
+ * their DIE order (the first in it wins where ranges overlap): see innermost_inline(). */
+struct scope_children {
+	struct entry {
+		Dwarf_Addr lo, hi;
+		Dwarf_Die die;
+		uint32_t order;
+		bool inlined;	/* DW_TAG_inlined_subroutine, else a lexical block */
+	};
+	std::vector<entry> by_lo;	/* sorted by lo */
+	std::vector<Dwarf_Addr> max_hi;	/* the largest hi of by_lo[0..i] */
+};
+
 /* One opened file; mod is null when it could not be read as ELF, which is
  * remembered too so that bad files are not re-read on every lookup. */
 struct open_file {
@@ -491,6 +504,8 @@ struct open_file {
 	scope_index scopes;
 	/* The functions of each CU (by its DIE offset), made once: see function_at(). */
 	std::unordered_map<Dwarf_Off, std::vector<cu_range>> functions;
+	/* The children of each scope a lookup went through (by its DIE offset). */
+	std::unordered_map<Dwarf_Off, scope_children> children;
 	/* The ELF symbols that name code, sorted by address: see symbol_at(). */
 	bool symbols_indexed = false;
 	struct symbol {
@@ -535,29 +550,68 @@ void index_functions(Dwarf_Die *cu, std::vector<cu_range> &out)
 		  [](const cu_range &a, const cu_range &b) { return a.lo < b.lo; });
 }
 
+/* scope's inlined calls and blocks with their ranges, made on first use: a function
+ * of many inlined calls (a test body) had them all read again for every address. */
+const scope_children &children_of(open_file &f, Dwarf_Die *scope)
+{
+	auto made = f.children.try_emplace(dwarf_dieoffset(scope));
+	scope_children &c = made.first->second;
+	if (!made.second)
+		return c;
+	Dwarf_Die child;
+	uint32_t order = 0;
+	if (dwarf_child(scope, &child) == 0) {
+		do {
+			int tag = dwarf_tag(&child);
+			if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block)
+				continue;
+			ptrdiff_t it = 0;
+			Dwarf_Addr base = 0, lo = 0, hi = 0;
+			for (int k = 0; k < 4096 && (it = dwarf_ranges(&child, it, &base, &lo, &hi)) > 0; ++k)
+				if (lo < hi)
+					c.by_lo.push_back({lo, hi, child, order,
+							   tag == DW_TAG_inlined_subroutine});
+			order++;
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	std::sort(c.by_lo.begin(), c.by_lo.end(),
+		  [](const scope_children::entry &a, const scope_children::entry &b) {
+			  return a.lo < b.lo;
+		  });
+	c.max_hi.reserve(c.by_lo.size());
+	for (const scope_children::entry &e : c.by_lo)
+		c.max_hi.push_back(c.max_hi.empty() ? e.hi : std::max(c.max_hi.back(), e.hi));
+	return c;
+}
+
+/* The first child (in DIE order) of a scope whose ranges hold pc, or null. */
+const scope_children::entry *child_at(const scope_children &c, Dwarf_Addr pc)
+{
+	auto it = std::upper_bound(c.by_lo.begin(), c.by_lo.end(), pc,
+				   [](Dwarf_Addr v, const scope_children::entry &e) { return v < e.lo; });
+	const scope_children::entry *first = nullptr;
+	/* Back from the last range starting at or below pc, while one so far may reach
+	 * past it. */
+	for (size_t i = (size_t)(it - c.by_lo.begin()); i > 0 && c.max_hi[i - 1] > pc; i--) {
+		const scope_children::entry &e = c.by_lo[i - 1];
+		if (pc < e.hi && (!first || e.order < first->order))
+			first = &e;
+	}
+	return first;
+}
+
 /* The innermost inlined subroutine under fn that covers pc (through lexical
  * blocks), else fn itself. */
-Dwarf_Die innermost_inline(Dwarf_Die fn, Dwarf_Addr pc)
+Dwarf_Die innermost_inline(open_file &f, Dwarf_Die fn, Dwarf_Addr pc)
 {
 	Dwarf_Die func = fn, cur = fn;
 	for (int depth = 0; depth < 64; depth++) {
-		Dwarf_Die child;
-		bool deeper = false;
-		if (dwarf_child(&cur, &child) == 0) {
-			do {
-				int tag = dwarf_tag(&child);
-				if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) &&
-				    dwarf_haspc(&child, pc) == 1) {
-					if (tag == DW_TAG_inlined_subroutine)
-						func = child;
-					cur = child;
-					deeper = true;
-					break;
-				}
-			} while (dwarf_siblingof(&child, &child) == 0);
-		}
-		if (!deeper)
+		const scope_children::entry *c = child_at(children_of(f, &cur), pc);
+		if (!c)
 			break;
+		if (c->inlined)
+			func = c->die;
+		cur = c->die;
 	}
 	return func;
 }
@@ -578,7 +632,7 @@ bool function_at(open_file &f, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *out)
 	for (int back = 0; it != fns.begin() && back < 16; back++) {
 		--it;
 		if (pc < it->hi) {
-			*out = innermost_inline(it->cu, pc);
+			*out = innermost_inline(f, it->cu, pc);
 			return true;
 		}
 	}
