@@ -271,6 +271,34 @@ const char *linkage_name(Dwarf_Die *die)
 	return name && *name ? name : nullptr;
 }
 
+/* Calls visit(child, parent) for each child of root, and for each child of every
+ * DIE visit() returned true for: a walk of the part of a unit it asks for. */
+template <typename Visit> void walk_dies(Dwarf_Die *root, Visit visit)
+{
+	std::vector<Dwarf_Die> pending(1, *root);
+	while (!pending.empty()) {
+		Dwarf_Die parent = pending.back();
+		pending.pop_back();
+		Dwarf_Die child;
+		if (dwarf_child(&parent, &child) != 0)
+			continue;
+		do {
+			if (visit(child, parent))
+				pending.push_back(child);
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+}
+
+/* Calls fn(lo, hi) for each nonempty address range of die, at most 4,096. */
+template <typename Fn> void for_each_range(Dwarf_Die *die, Fn fn)
+{
+	ptrdiff_t it = 0;
+	Dwarf_Addr base = 0, lo = 0, hi = 0;
+	for (int k = 0; k < 4096 && (it = dwarf_ranges(die, it, &base, &lo, &hi)) > 0; ++k)
+		if (lo < hi)
+			fn(lo, hi);
+}
+
 /*
  * The enclosing DIE of each namespace, class, function and block of a unit, found in
  * one walk of the unit on first use. dwarf_getscopes_die() walks the unit from its
@@ -322,20 +350,12 @@ private:
 	static void index(Dwarf_Die *unit, unit_scopes &u)
 	{
 		u.indexed = true;
-		std::vector<Dwarf_Die> pending(1, *unit);
-		while (!pending.empty()) {
-			Dwarf_Die parent = pending.back();
-			pending.pop_back();
-			Dwarf_Die child;
-			if (dwarf_child(&parent, &child) != 0)
-				continue;
-			do {
-				if (holds_names(dwarf_tag(&child))) {
-					u.parent.emplace(dwarf_dieoffset(&child), parent);
-					pending.push_back(child);
-				}
-			} while (dwarf_siblingof(&child, &child) == 0);
-		}
+		walk_dies(unit, [&u](Dwarf_Die &child, Dwarf_Die &parent) {
+			if (!holds_names(dwarf_tag(&child)))
+				return false;
+			u.parent.emplace(dwarf_dieoffset(&child), parent);
+			return true;
+		});
 	}
 
 	std::unordered_map<Dwarf_Off, unit_scopes> units_;
@@ -524,28 +544,17 @@ struct open_file {
  */
 void index_functions(Dwarf_Die *cu, std::vector<cu_range> &out)
 {
-	std::vector<Dwarf_Die> pending(1, *cu);
-	while (!pending.empty()) {
-		Dwarf_Die parent = pending.back();
-		pending.pop_back();
-		Dwarf_Die child;
-		if (dwarf_child(&parent, &child) != 0)
-			continue;
-		do {
-			int tag = dwarf_tag(&child);
-			if (tag == DW_TAG_subprogram) {
-				ptrdiff_t it = 0;
-				Dwarf_Addr base = 0, lo = 0, hi = 0;
-				for (int k = 0; k < 4096 && (it = dwarf_ranges(&child, it, &base, &lo, &hi)) > 0; ++k)
-					if (lo < hi)
-						out.push_back({lo, hi, child});
-				pending.push_back(child);	/* nested functions (GNU C) */
-			} else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
-				   tag == DW_TAG_structure_type || tag == DW_TAG_union_type) {
-				pending.push_back(child);
-			}
-		} while (dwarf_siblingof(&child, &child) == 0);
-	}
+	walk_dies(cu, [&out](Dwarf_Die &child, Dwarf_Die &) {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_subprogram) {
+			for_each_range(&child, [&](Dwarf_Addr lo, Dwarf_Addr hi) {
+				out.push_back({lo, hi, child});
+			});
+			return true;	/* nested functions (GNU C) */
+		}
+		return tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+		       tag == DW_TAG_structure_type || tag == DW_TAG_union_type;
+	});
 	std::sort(out.begin(), out.end(),
 		  [](const cu_range &a, const cu_range &b) { return a.lo < b.lo; });
 }
@@ -565,12 +574,9 @@ const scope_children &children_of(open_file &f, Dwarf_Die *scope)
 			int tag = dwarf_tag(&child);
 			if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block)
 				continue;
-			ptrdiff_t it = 0;
-			Dwarf_Addr base = 0, lo = 0, hi = 0;
-			for (int k = 0; k < 4096 && (it = dwarf_ranges(&child, it, &base, &lo, &hi)) > 0; ++k)
-				if (lo < hi)
-					c.by_lo.push_back({lo, hi, child, order,
-							   tag == DW_TAG_inlined_subroutine});
+			for_each_range(&child, [&](Dwarf_Addr lo, Dwarf_Addr hi) {
+				c.by_lo.push_back({lo, hi, child, order, tag == DW_TAG_inlined_subroutine});
+			});
 			order++;
 		} while (dwarf_siblingof(&child, &child) == 0);
 	}
