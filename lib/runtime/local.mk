@@ -28,7 +28,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/frames.h lib/runtime/frames.cpp \
 	lib/runtime/cfi_unwind.h lib/runtime/cfi_unwind.cpp \
 	lib/runtime/table_pages.h lib/runtime/table_pages.cpp \
-	lib/runtime/pointer_info.cpp \
+	lib/runtime/read_self.h lib/runtime/pointer_info.cpp \
 	lib/runtime/allocators.h lib/runtime/allocators.cpp \
 	lib/runtime/suballoc.h lib/runtime/suballoc.cpp \
 	lib/runtime/bound_at_load.h \

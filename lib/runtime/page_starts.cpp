@@ -4,10 +4,9 @@
 
 #include <errno.h>
 #include <sys/mman.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "futex_lock.h"
+#include "read_self.h"
 
 namespace allocinfo {
 namespace page_starts {
@@ -82,21 +81,14 @@ bool rebuild(size_t capacity)
  * Once a pointer could not be noted, a page start the set does not hold may be one of
  * the library's or the allocator's own. Ours have their record mapped below; below
  * the allocator's there may be nothing. So the kernel is asked whether the 16 bytes
- * below can be read (process_vm_readv fails with EFAULT instead of faulting). A refusal
- * for another reason (a sandbox that forbids the call) says nothing: then they are
- * read, as a block of ours must be. errno is the program's and stays as it was.
+ * below can be read. A refusal for another reason than EFAULT (a sandbox that forbids
+ * the call) says nothing: then they are read, as a block of ours must be.
  */
 bool readable_below(const void *p)
 {
-	int saved = errno;
-	char buf[16];
-	struct iovec local = { buf, sizeof(buf) };
-	struct iovec remote = { const_cast<char *>(static_cast<const char *>(p)) - sizeof(buf),
-				sizeof(buf) };
-	bool readable = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == sizeof(buf) ||
-			errno != EFAULT;
-	errno = saved;
-	return readable;
+	char below[16];
+	return read_self(static_cast<const char *>(p) - sizeof(below), below, sizeof(below)) !=
+	       EFAULT;
 }
 
 } /* namespace */

@@ -8,13 +8,12 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "alloc.h"
 #include "allocators.h"
 #include "backend.h"
 #include "block_find.h"
+#include "read_self.h"
 #include "reader_loader.h"
 #include "registry.h"
 #include "small_heap.h"
@@ -54,9 +53,7 @@ static_assert(SAME_FIELD(line) && SAME_FIELD(file) && SAME_FIELD(func) && SAME_F
 
 bool safe_read(uintptr_t addr, void *buf, size_t len)
 {
-	struct iovec local = { buf, len };
-	struct iovec remote = { reinterpret_cast<void *>(addr), len };
-	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len;
+	return read_self(reinterpret_cast<const void *>(addr), buf, len) == 0;
 }
 
 /* The names of slot's tag, as the report prints them; left empty when the reader
