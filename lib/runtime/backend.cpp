@@ -201,9 +201,13 @@ void init(bool never)
 	 * own GOT entries, redirected below whichever comes first. */
 	g_no_records = never;
 	if (kind == underneath::first && !never) {
-		route_calls(chosen, self);
+		route_calls(chosen, self, true);
 		return;
 	}
+	/* Blocks of ours reach the allocator's own functions that take one
+	 * (allocator_api.h) only through calls that are routed to us. */
+	if (!never)
+		route_calls(chosen, self, false);
 	void *fns[NR_BACKEND] = {
 		reinterpret_cast<void *>(foreign.malloc), reinterpret_cast<void *>(foreign.calloc),
 		reinterpret_cast<void *>(foreign.realloc), reinterpret_cast<void *>(foreign.free),

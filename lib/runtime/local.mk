@@ -16,6 +16,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/log.cpp \
 	lib/runtime/backend.h lib/runtime/backend.cpp \
 	lib/runtime/route.h lib/runtime/route.cpp \
+	lib/runtime/allocator_api.h lib/runtime/allocator_api.cpp \
 	lib/runtime/thread_shard.h lib/runtime/thread_shard.cpp \
 	lib/runtime/cpu_shard.h lib/runtime/cpu_shard.cpp \
 	lib/store/store.h lib/store/store.cpp \

@@ -314,19 +314,7 @@ EXPORT int posix_memalign(void **pp, size_t align, size_t n)
 	return do_posix_memalign(pp, align, n, caller_memalign, RA());
 }
 
-EXPORT size_t malloc_usable_size(void *p)
-{
-	if (!p)
-		return 0;
-	if (unlikely(callbacks::wanted()))
-		return callbacks::usable_size(p);
-	if (RECORD_ALWAYS) {
-		uint32_t s = __atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE);
-		if (s == STATE_NEVER || s == STATE_UNINIT)
-			return backend::usable_size(p);
-	}
-	return usable_size(p);
-}
+EXPORT size_t malloc_usable_size(void *p) { return block_usable_size(p); }
 
 /* ---- the _noprof variants: charged to the current tag, else to the caller --------
  * That is what the plain entry points do for a call with no tag, so the malloc
@@ -857,6 +845,22 @@ const routed_fn routed_fns[] = {
 } /* namespace */
 
 namespace allocinfo {
+
+size_t block_usable_size(void *p)
+{
+	if (!p)
+		return 0;
+	if (unlikely(callbacks::wanted()))
+		return callbacks::usable_size(p);
+	if (RECORD_ALWAYS) {
+		uint32_t s = __atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE);
+		if (s == STATE_NEVER || s == STATE_UNINIT)
+			return backend::usable_size(p);
+	}
+	return usable_size(p);
+}
+
+void free_block(void *p, int op) noexcept { do_free(p, op); }
 
 void *routed_entry(const char *name)
 {

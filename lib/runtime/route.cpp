@@ -8,6 +8,7 @@
  */
 #include "route.h"
 
+#include "allocator_api.h"
 #include "backend.h"
 
 #include <dlfcn.h>
@@ -49,16 +50,20 @@ const char *const routed_names[] = {
 	"allocinfo_malloc", "allocinfo_calloc", "allocinfo_realloc",
 };
 constexpr unsigned NR_ROUTED = sizeof(routed_names) / sizeof(routed_names[0]);
+/* With the allocator's own functions that take a block (allocator_api.h). */
+constexpr unsigned MAX_ROUTED = NR_ROUTED + ALLOCATOR_API_MAX;
+/* What route_calls() routes, kept for objects loaded later. */
+const char *g_routed[MAX_ROUTED];
 
 /* Every member has an initializer: g_job is then initialized at compile time, since
  * routing runs from the library's constructor, before dynamic initializers. */
 struct route_job {
-	const char *const *names = routed_names;	/* the symbols to rewrite */
+	const char *const *names = nullptr;	/* the symbols to rewrite */
 	unsigned nr_names = 0;	/* set_names() */
-	uint32_t prefixes[NR_ROUTED] = {};	/* each name's prefix_of() */
-	uint32_t distinct[NR_ROUTED] = {};	/* the prefixes, each once */
+	uint32_t prefixes[MAX_ROUTED] = {};	/* each name's prefix_of() */
+	uint32_t distinct[MAX_ROUTED] = {};	/* the prefixes, each once */
 	unsigned nr_distinct = 0;
-	void *ours[NR_ROUTED] = {};	/* what each entry gets (null: left alone) */
+	void *ours[MAX_ROUTED] = {};	/* what each entry gets (null: left alone) */
 	const ElfW(Dyn) *only = nullptr;	/* just this object, when set */
 	const ElfW(Dyn) *skip_dynamic = nullptr;	/* the allocator's */
 	uintptr_t loader_base = 0, vdso_base = 0;
@@ -349,18 +354,25 @@ void *defined_symbol(const struct link_map *map, const char *name)
 	}
 }
 
-unsigned route_calls(struct link_map *allocator, struct link_map *self)
+unsigned route_calls(struct link_map *allocator, struct link_map *self, bool malloc_family)
 {
 #ifdef ALLOCINFO_NO_ROUTING
 	(void)allocator;
 	(void)self;
+	(void)malloc_family;
 	return 0;
 #else
 	route_job &job = g_job;
-	set_names(&job, routed_names, NR_ROUTED);
-	for (unsigned i = 0; i < NR_ROUTED; i++)
-		if (!(job.ours[i] = routed_entry(routed_names[i])))
-			job.ours[i] = defined_symbol(self, routed_names[i]);
+	unsigned nr = 0;
+	for (; malloc_family && nr < NR_ROUTED; nr++) {
+		g_routed[nr] = routed_names[nr];
+		if (!(job.ours[nr] = routed_entry(routed_names[nr])))
+			job.ours[nr] = defined_symbol(self, routed_names[nr]);
+	}
+	nr += allocator_api_entries(allocator, g_routed + nr, job.ours + nr, MAX_ROUTED - nr);
+	if (!nr)
+		return 0;
+	set_names(&job, g_routed, nr);
 	job.skip_dynamic = allocator->l_ld;
 	job.loader_base = getauxval(AT_BASE);
 	job.vdso_base = getauxval(AT_SYSINFO_EHDR);
@@ -382,8 +394,8 @@ unsigned route_symbols(const char *const *names, void *const *fns, unsigned nr)
 	(void)nr;
 	return 0;
 #else
-	if (nr > NR_ROUTED)
-		nr = NR_ROUTED;
+	if (nr > MAX_ROUTED)
+		nr = MAX_ROUTED;
 	route_job job{};
 	set_names(&job, names, nr);
 	for (unsigned i = 0; i < nr; i++)

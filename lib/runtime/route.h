@@ -23,16 +23,18 @@ namespace allocinfo {
 void *defined_symbol(const struct link_map *map, const char *name) HIDDEN;
 
 /* Rewrites the entries of every loaded object but the allocator's own (whose calls to
- * itself stay its own) and the dynamic loader's; `self` is liballocinfo. Returns how
- * many entries now lead to us. */
-unsigned route_calls(struct link_map *allocator, struct link_map *self) HIDDEN;
+ * itself stay its own) and the dynamic loader's, for the malloc family when
+ * malloc_family (the allocator comes first; `self` is liballocinfo) and for the
+ * allocator's own functions that take a block (allocator_api.h) always. Objects
+ * loaded later get the same. Returns how many entries now lead to us. */
+unsigned route_calls(struct link_map *allocator, struct link_map *self, bool malloc_family) HIDDEN;
 
 /* The entry point that a routed call of `name` reaches instead of the exported one
  * (override.cpp: the lean path first), or null where the exported one serves. */
 void *routed_entry(const char *name) HIDDEN;
 
 /* Points every loaded object's GOT entries for names[i] (nr of them, at most as many
- * as route_calls() routes) at fns[i] (null: left alone), the defining object's own
+ * as route_calls() may route) at fns[i] (null: left alone), the defining object's own
  * included. Returns how many entries were rewritten. */
 unsigned route_symbols(const char *const *names, void *const *fns, unsigned nr) HIDDEN;
 

@@ -68,6 +68,16 @@ tests_unit_underneath_SOURCES = tests/unit/underneath.c
 tests_unit_underneath_CPPFLAGS = $(UNDERNEATH_CPP)
 tests_unit_underneath_LDADD = $(UNIT_LDADD) $(DL_LIBS)
 tests_unit_underneath_LDFLAGS = $(UNDERNEATH_LINK)
+check_PROGRAMS += tests/unit/underneath_api
+tests_unit_underneath_api_SOURCES = tests/unit/underneath_api.c
+tests_unit_underneath_api_CPPFLAGS = $(UNDERNEATH_CPP)
+tests_unit_underneath_api_LDADD = $(UNIT_LDADD) $(DL_LIBS) -lpthread
+tests_unit_underneath_api_LDFLAGS = $(TEST_LINK_FLAGS)
+# underneath_api loads it with dlopen: built without the header.
+check_LTLIBRARIES += tests/unit/libapiplugin.la
+tests_unit_libapiplugin_la_SOURCES = tests/unit/api_plugin.c
+tests_unit_libapiplugin_la_CFLAGS = $(AM_CFLAGS) -g -O1
+tests_unit_libapiplugin_la_LDFLAGS = -rpath /nowhere -avoid-version
 check_PROGRAMS += tests/unit/underneath_cxx
 tests_unit_underneath_cxx_SOURCES = tests/unit/underneath_cxx.cpp
 tests_unit_underneath_cxx_CPPFLAGS = $(UNDERNEATH_CPP)
@@ -79,6 +89,11 @@ tests_unit_underneath_jemalloc_SOURCES = tests/unit/underneath.c
 tests_unit_underneath_jemalloc_CPPFLAGS = $(UNDERNEATH_CPP)
 tests_unit_underneath_jemalloc_LDADD = -ljemalloc $(UNIT_LDADD) $(DL_LIBS)
 tests_unit_underneath_jemalloc_LDFLAGS = $(UNDERNEATH_LINK)
+check_PROGRAMS += tests/unit/underneath_api_jemalloc
+tests_unit_underneath_api_jemalloc_SOURCES = tests/unit/underneath_api.c
+tests_unit_underneath_api_jemalloc_CPPFLAGS = $(UNDERNEATH_CPP)
+tests_unit_underneath_api_jemalloc_LDADD = -ljemalloc $(UNIT_LDADD) $(DL_LIBS) -lpthread
+tests_unit_underneath_api_jemalloc_LDFLAGS = $(TEST_LINK_FLAGS)
 # Built without the header and without the library, linked with jemalloc only.
 check_PROGRAMS += tests/unit/underneath_plain
 tests_unit_underneath_plain_SOURCES = tests/unit/underneath_plain.c
@@ -91,6 +106,11 @@ tests_unit_underneath_tcmalloc_SOURCES = tests/unit/underneath.c
 tests_unit_underneath_tcmalloc_CPPFLAGS = $(UNDERNEATH_CPP)
 tests_unit_underneath_tcmalloc_LDADD = -ltcmalloc_minimal $(UNIT_LDADD) $(DL_LIBS)
 tests_unit_underneath_tcmalloc_LDFLAGS = $(UNDERNEATH_LINK)
+check_PROGRAMS += tests/unit/underneath_api_tcmalloc
+tests_unit_underneath_api_tcmalloc_SOURCES = tests/unit/underneath_api.c
+tests_unit_underneath_api_tcmalloc_CPPFLAGS = $(UNDERNEATH_CPP)
+tests_unit_underneath_api_tcmalloc_LDADD = -ltcmalloc_minimal $(UNIT_LDADD) $(DL_LIBS) -lpthread
+tests_unit_underneath_api_tcmalloc_LDFLAGS = $(TEST_LINK_FLAGS)
 endif
 if HAVE_MIMALLOC
 check_PROGRAMS += tests/unit/underneath_mimalloc
@@ -98,6 +118,11 @@ tests_unit_underneath_mimalloc_SOURCES = tests/unit/underneath.c
 tests_unit_underneath_mimalloc_CPPFLAGS = $(UNDERNEATH_CPP)
 tests_unit_underneath_mimalloc_LDADD = -lmimalloc $(UNIT_LDADD) $(DL_LIBS)
 tests_unit_underneath_mimalloc_LDFLAGS = $(UNDERNEATH_LINK)
+check_PROGRAMS += tests/unit/underneath_api_mimalloc
+tests_unit_underneath_api_mimalloc_SOURCES = tests/unit/underneath_api.c
+tests_unit_underneath_api_mimalloc_CPPFLAGS = $(UNDERNEATH_CPP)
+tests_unit_underneath_api_mimalloc_LDADD = -lmimalloc $(UNIT_LDADD) $(DL_LIBS) -lpthread
+tests_unit_underneath_api_mimalloc_LDFLAGS = $(TEST_LINK_FLAGS)
 endif
 TESTS += tests/integration/underneath.sh
 endif

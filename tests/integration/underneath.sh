@@ -12,6 +12,8 @@ set -u
 U=$top_builddir/tests/unit
 # A library built without the header, loaded with dlopen once the program runs.
 PLUGIN=$U/.libs/libplain.so
+# One that calls the allocator's own functions (underneath_api.c).
+API_PLUGIN=$U/.libs/libapiplugin.so
 ran=0 failed=0
 
 # The installed path of a shared library, from the loader's cache.
@@ -94,10 +96,28 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 \
 		"$U/underneath" "$name" "$PLUGIN"
 	expect_ok "C++, LD_PRELOAD=$lib, ALLOCINFO_HEAP=own" \
 		ALLOCINFO_HEAP=own LD_PRELOAD="$lib" "$U/underneath_cxx" "$name"
+	# The allocator's own functions (dallocx, mi_free, tc_malloc_size, ...) given
+	# blocks that malloc made, in both orders and every mode.
+	for mode in "" ALLOCINFO=never ALLOCINFO_HEAP=own; do
+		expect_ok "$name's functions, LD_PRELOAD=$lib${mode:+, $mode}" $mode \
+			LD_PRELOAD="$lib" UNDERNEATH_FIRST=1 "$U/underneath_api" "$name" "$API_PLUGIN"
+		expect_ok "$name's functions, LD_PRELOAD=liballocinfo.so $lib${mode:+, $mode}" \
+			$mode LD_PRELOAD="$ALLOCINFO_LIB $lib" "$U/underneath_api" "$name" \
+			"$API_PLUGIN"
+	done
+	expect_quiet "$name's functions, LD_PRELOAD=$lib, ALLOCINFO_DEBUG=1" ALLOCINFO_DEBUG=1 \
+		LD_PRELOAD="$lib" UNDERNEATH_FIRST=1 "$U/underneath_api" "$name" "$API_PLUGIN"
+	expect_quiet "$name's functions, LD_PRELOAD=liballocinfo.so $lib, ALLOCINFO_DEBUG=1" \
+		ALLOCINFO_DEBUG=1 LD_PRELOAD="$ALLOCINFO_LIB $lib" "$U/underneath_api" "$name" \
+		"$API_PLUGIN"
 	if [ ! -x "$U/underneath_$name" ]; then
 		echo "skip: built without lib$name's development files"
 		continue
 	fi
+	expect_ok "$name's functions, linked with -l$name" UNDERNEATH_FIRST=1 \
+		"$U/underneath_api_$name" "$name" "$API_PLUGIN"
+	expect_ok "$name's functions, linked with -l$name, LD_PRELOAD=liballocinfo.so" \
+		LD_PRELOAD="$ALLOCINFO_LIB" "$U/underneath_api_$name" "$name" "$API_PLUGIN"
 	# Linked ahead of the library (as allocinfo-cc ... -l$name links), and behind
 	# it when the library is preloaded.
 	expect_ok "linked with -l$name" UNDERNEATH_FIRST=1 "$U/underneath_$name" "$name" \

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The allocator's own functions that take a block (jemalloc's dallocx, sdallocx,
+ * sallocx, rallocx, xallocx; tcmalloc's tc_free, tc_free_sized, tc_realloc,
+ * tc_malloc_size; mimalloc's mi_free, mi_free_size, mi_usable_size, mi_realloc,
+ * mi_reallocarr, mi_reallocf, mi_expand), called by a program built with allocinfo.h
+ * on blocks that malloc made, which carry the library's record: each must see the
+ * block's size as malloc_usable_size does, free it and uncount it exactly, and
+ * resize it with its contents; the allocator's statistics must come back to where
+ * they were. Blocks the allocator made itself go to it untouched. The same from
+ * threads that free each other's blocks, and from a library loaded with dlopen.
+ *
+ *   underneath_api ALLOCATOR PLUGIN
+ *
+ * ALLOCATOR is the allocator underneath (jemalloc, tcmalloc or mimalloc), preloaded
+ * or linked, in either order with the library; PLUGIN the path of api_plugin.c's
+ * library. Prints "ok" and exits 0, or names each failure and exits 1.
+ */
+#include <allocinfo.h>
+
+#include <dlfcn.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "site_report.h"
+
+/* Weak: the program runs with whichever allocator is underneath, and calls these
+ * through its GOT, as any program linked with the allocator does. */
+#define WEAK __attribute__((weak))
+WEAK void *mallocx(size_t n, int flags);
+WEAK void dallocx(void *p, int flags);
+WEAK void sdallocx(void *p, size_t n, int flags);
+WEAK size_t sallocx(const void *p, int flags);
+WEAK void *rallocx(void *p, size_t n, int flags);
+WEAK size_t xallocx(void *p, size_t n, size_t extra, int flags);
+WEAK size_t nallocx(size_t n, int flags);
+WEAK int mallctl(const char *name, void *old, size_t *oldlen, void *new_value, size_t newlen);
+WEAK void *tc_malloc(size_t n);
+WEAK void tc_free(void *p);
+WEAK void tc_free_sized(void *p, size_t n);
+WEAK void tc_cfree(void *p);
+WEAK void *tc_realloc(void *p, size_t n);
+WEAK size_t tc_malloc_size(void *p);
+WEAK size_t MallocExtension_GetAllocatedSize(const void *p);
+WEAK int MallocExtension_GetNumericProperty(const char *name, size_t *value);
+WEAK void *mi_malloc(size_t n);
+WEAK void mi_free(void *p);
+WEAK void mi_free_size(void *p, size_t n);
+WEAK size_t mi_usable_size(const void *p);
+WEAK size_t mi_good_size(size_t n);
+WEAK void *mi_realloc(void *p, size_t n);
+WEAK void *mi_reallocf(void *p, size_t n);
+WEAK int mi_reallocarr(void *pp, size_t count, size_t size);
+WEAK void *mi_expand(void *p, size_t n);
+
+#define MALLOCX_LG_ALIGN(la) ((int)(la))
+
+static const char *allocator;
+static int failures;
+static long long k = 1;	/* blocks counted: 0 with ALLOCINFO=never */
+
+#define check(cond, ...) do { \
+	if (!(cond)) { \
+		printf("%s:%d: %s: ", __FILE__, __LINE__, allocator); \
+		printf(__VA_ARGS__); \
+		printf("\n"); \
+		failures++; \
+	} \
+} while (0)
+
+static int is(const char *name)
+{
+	return !strcmp(allocator, name);
+}
+
+/* The allocator's own size of a block of n bytes (its size class). */
+static size_t size_class(size_t n)
+{
+	return is("mimalloc") ? mi_good_size(n) : nallocx(n, 0);
+}
+
+/* Bytes the allocator has handed out, or -1 where it keeps no such figure. */
+static long long allocator_bytes(void)
+{
+	size_t bytes, len = sizeof(bytes);
+	if (is("jemalloc")) {
+		uint64_t epoch = 1;
+		size_t elen = sizeof(epoch);
+		/* Its thread cache's blocks count as allocated until flushed. */
+		mallctl("thread.tcache.flush", NULL, NULL, NULL, 0);
+		mallctl("epoch", &epoch, &elen, &epoch, elen);
+		return mallctl("stats.allocated", &bytes, &len, NULL, 0) ? -1 : (long long)bytes;
+	}
+	if (is("tcmalloc"))
+		return MallocExtension_GetNumericProperty("generic.current_allocated_bytes", &bytes)
+			       ? (long long)bytes : -1;
+	return -1;
+}
+
+/* What the allocator says of the block's size, by each of its functions. */
+static size_t api_size(void *p)
+{
+	if (is("jemalloc"))
+		return sallocx(p, 0);
+	if (is("tcmalloc")) {
+		size_t n = tc_malloc_size(p);
+		return n == MallocExtension_GetAllocatedSize(p) ? n : 0;
+	}
+	return mi_usable_size(p);
+}
+
+static void api_free(void *p)
+{
+	if (is("jemalloc"))
+		dallocx(p, 0);
+	else if (is("tcmalloc"))
+		tc_free(p);
+	else
+		mi_free(p);
+}
+
+static void api_free_sized(void *p, size_t n)
+{
+	if (is("jemalloc"))
+		sdallocx(p, n, 0);
+	else if (is("tcmalloc"))
+		tc_free_sized(p, n);
+	else
+		mi_free_size(p, n);
+}
+
+static void *api_realloc(void *p, size_t n)
+{
+	if (is("jemalloc"))
+		return rallocx(p, n, 0);
+	return is("tcmalloc") ? tc_realloc(p, n) : mi_realloc(p, n);
+}
+
+static void *api_malloc(size_t n)
+{
+	if (is("jemalloc"))
+		return mallocx(n, 0);
+	return is("tcmalloc") ? tc_malloc(n) : mi_malloc(n);
+}
+
+static int holds(const unsigned char *p, size_t n, unsigned char v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != v)
+			return 0;
+	return 1;
+}
+
+static void expect_site(int line, const char *func, long long bytes, long long calls,
+			const char *what)
+{
+	struct site_counts c = site_lookup(__FILE__, line, func);
+	check((c.found || !bytes) && c.bytes == bytes && c.calls == (unsigned long long)calls,
+	      "%s: %lld bytes in %llu calls, not %lld in %lld", what, c.bytes, c.calls, bytes,
+	      calls);
+}
+
+/* One block of n bytes (filled with v), resized by the allocator's own function of
+ * kind `op`, then freed: its line must be back at nothing. */
+static void resize_one(int op, size_t n, unsigned char v)
+{
+	int line = __LINE__ + 1;
+	unsigned char *p = malloc(n);
+	memset(p, v, n);
+	expect_site(line, "resize_one", k * (long long)n, k, "before the resize");
+	unsigned char *q = NULL;
+	size_t grown = n + 5000;
+	switch (op) {
+	case 0:
+		q = api_realloc(p, grown);
+		break;
+	case 1:	/* aligned, or by another form of the same */
+		if (is("jemalloc")) {
+			q = rallocx(p, grown, MALLOCX_LG_ALIGN(6));
+			check((uintptr_t)q % 64 == 0, "rallocx(MALLOCX_LG_ALIGN(6)) gave %p", (void *)q);
+		} else if (is("mimalloc")) {
+			q = mi_reallocf(p, grown);
+		} else {
+			q = tc_realloc(p, grown);
+		}
+		break;
+	case 2:	/* smaller */
+		grown = n / 2;
+		q = api_realloc(p, grown);
+		break;
+	default:	/* NetBSD's form, where the allocator has it */
+		if (is("mimalloc")) {
+			q = p;
+			check(mi_reallocarr(&q, 10, grown / 10 + 1) == 0, "mi_reallocarr failed");
+		} else {
+			q = api_realloc(p, grown);
+		}
+	}
+	check(q != NULL, "resize %d of a %zu-byte block failed", op, n);
+	if (!q)
+		return;
+	check(holds(q, grown < n ? grown : n, v), "resize %d lost the block's contents", op);
+	check(api_size(q) >= grown && api_size(q) == malloc_usable_size(q),
+	      "resize %d: the allocator's size %zu, malloc_usable_size %zu, for %zu bytes", op,
+	      api_size(q), malloc_usable_size(q), grown);
+	memset(q, v, grown);
+	/* The allocator's block now, as one it made itself: not counted. */
+	expect_site(line, "resize_one", 0, 0, "after the resize");
+	if (op == 1)
+		free(q);	/* malloc's free takes it too */
+	else
+		api_free(q);
+}
+
+static void check_blocks_of_malloc(void)
+{
+	enum { N = 60 };
+	unsigned char *b[N];
+	int line = 0;
+	long long bytes = 0;
+	for (int i = 0; i < N; i++) {
+		line = __LINE__ + 1;
+		b[i] = malloc(100 + (size_t)i);
+		memset(b[i], i, 100 + (size_t)i);
+		bytes += 100 + i;
+	}
+	expect_site(line, "check_blocks_of_malloc", k * bytes, k * N, "malloc's blocks");
+	for (int i = 0; i < N; i++) {
+		size_t n = 100 + (size_t)i;
+		size_t usable = malloc_usable_size(b[i]);
+		check(usable >= n && api_size(b[i]) == usable,
+		      "a %zu-byte block: the allocator's size %zu, malloc_usable_size %zu", n,
+		      api_size(b[i]), usable);
+		check(holds(b[i], n, (unsigned char)i), "block %d was overwritten", i);
+		switch (i % 4) {
+		case 0:
+			api_free(b[i]);
+			break;
+		case 1:
+			api_free_sized(b[i], n);
+			break;
+		case 2:	/* not resized in place: the answer says so */
+			if (is("jemalloc"))
+				check(xallocx(b[i], n + 4000, 0, 0) == usable,
+				      "xallocx of a %zu-byte block", n);
+			else if (is("mimalloc"))
+				check(mi_expand(b[i], n) == b[i] && mi_expand(b[i], n + 4000) == NULL,
+				      "mi_expand of a %zu-byte block", n);
+			else
+				tc_cfree(b[i]), b[i] = NULL;
+			free(b[i]);
+			break;
+		default:
+			api_free(b[i]);
+		}
+	}
+	expect_site(line, "check_blocks_of_malloc", 0, 0, "freed by the allocator's functions");
+	for (int op = 0; op < 4; op++)
+		for (size_t n = 24; n <= 24 << 10; n *= 4)
+			resize_one(op, n, (unsigned char)(op * 16 + 1));
+}
+
+/* The allocator's statistics: large blocks freed by its functions go back in full. */
+static void check_statistics(void)
+{
+	enum { N = 8, BIG = 1 << 20 };
+	long long before = allocator_bytes();
+	if (before < 0)
+		return;
+	void *b[N];
+	for (int i = 0; i < N; i++)
+		b[i] = malloc(BIG);
+	long long held = allocator_bytes() - before;
+	check(held == k * N * (long long)size_class(BIG + 16) + (1 - k) * N * (long long)size_class(BIG),
+	      "the allocator's bytes moved by %lld for %d blocks of %d", held, N, BIG);
+	for (int i = 0; i < N; i++)
+		if (i % 2)
+			api_free(b[i]);
+		else
+			api_free_sized(b[i], BIG);
+	check(allocator_bytes() == before, "after the allocator's frees its bytes are %lld, not %lld",
+	      allocator_bytes(), before);
+}
+
+/* Its own blocks: the library leaves them to it. */
+static void check_own_blocks(void)
+{
+	for (size_t n = 8; n <= 1 << 20; n *= 8) {
+		unsigned char *p = api_malloc(n);
+		check(p != NULL, "the allocator's own malloc(%zu)", n);
+		memset(p, 7, n);
+		check(api_size(p) == size_class(n) && malloc_usable_size(p) == api_size(p),
+		      "its own %zu-byte block: size %zu, malloc_usable_size %zu, class %zu", n,
+		      api_size(p), malloc_usable_size(p), size_class(n));
+		p = api_realloc(p, n * 3);
+		check(p && holds(p, n, 7), "its own block, resized by it");
+		api_free(p);
+	}
+}
+
+/* Threads: each frees, by the allocator's functions, the blocks another made. */
+enum { THREADS = 4, PER_THREAD = 2000 };
+static void *thread_blocks[THREADS][PER_THREAD];
+static int thread_line;
+
+static void *make(void *arg)
+{
+	void **b = arg;
+	for (int i = 0; i < PER_THREAD; i++) {
+		thread_line = __LINE__ + 1;
+		b[i] = malloc(48);
+	}
+	return NULL;
+}
+
+static void *release(void *arg)
+{
+	void **b = arg;
+	for (int i = 0; i < PER_THREAD; i++)
+		if (i % 2)
+			api_free(b[i]);
+		else
+			api_free_sized(b[i], 48);
+	return NULL;
+}
+
+static void in_threads(void *(*fn)(void *), int shift)
+{
+	pthread_t t[THREADS];
+	for (int i = 0; i < THREADS; i++)
+		pthread_create(&t[i], NULL, fn, thread_blocks[(i + shift) % THREADS]);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+}
+
+static void check_threads(void)
+{
+	in_threads(make, 0);
+	expect_site(thread_line, "make", k * THREADS * PER_THREAD * 48, k * THREADS * PER_THREAD,
+		    "the threads' blocks");
+	in_threads(release, 1);
+	expect_site(thread_line, "make", 0, 0, "freed by other threads");
+}
+
+/* A library loaded now calls the allocator's functions too. Only when the allocator
+ * comes first (UNDERNEATH_FIRST, set by underneath.sh): with the library first, the
+ * objects loaded later are not routed until the library's next slow path (the
+ * documented limit), and such a call would hand the allocator a block of ours. */
+static void check_plugin(const char *path)
+{
+	void *h = dlopen(path, RTLD_NOW);
+	check(h != NULL, "dlopen(%s): %s", path, dlerror());
+	if (!h)
+		return;
+	size_t (*size)(const char *, void *) = (size_t (*)(const char *, void *))dlsym(h, "plugin_size");
+	void (*release_it)(const char *, void *) = (void (*)(const char *, void *))dlsym(h, "plugin_free");
+	/* Objects loaded since the calls were routed are routed by the next
+	 * allocation. */
+	free(malloc(100));
+	int line = __LINE__ + 1;
+	void *p = malloc(300);
+	check(size(allocator, p) == malloc_usable_size(p), "the loaded library's size %zu, not %zu",
+	      size(allocator, p), malloc_usable_size(p));
+	release_it(allocator, p);
+	expect_site(line, "check_plugin", 0, 0, "freed by the loaded library");
+	dlclose(h);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: underneath_api ALLOCATOR PLUGIN\n");
+		return 2;
+	}
+	allocator = argv[1];
+	const char *mode = getenv("ALLOCINFO");
+	if (mode && !strcmp(mode, "never"))
+		k = 0;
+	if (!is("jemalloc") && !is("tcmalloc") && !is("mimalloc")) {
+		fprintf(stderr, "underneath_api: %s has no functions of its own to try\n", allocator);
+		return 2;
+	}
+	int present = is("jemalloc") ? mallocx != NULL
+		      : is("tcmalloc") ? tc_malloc != NULL : mi_malloc != NULL;
+	if (!present) {
+		printf("%s is not underneath: its functions are missing\n", allocator);
+		return 1;
+	}
+	check_blocks_of_malloc();
+	check_statistics();
+	check_own_blocks();
+	check_threads();
+	if (getenv("UNDERNEATH_FIRST"))
+		check_plugin(argv[2]);
+	if (failures) {
+		printf("%s", site_report_text());
+		return 1;
+	}
+	printf("ok\n");
+	return 0;
+}
