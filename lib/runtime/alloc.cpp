@@ -117,7 +117,7 @@ static_assert(TAIL_ALIGN == block_find::TAIL_ALIGN &&
 	      offsetof(tail_record, meta) == offsetof(block_find::tail_record, meta) &&
 	      offsetof(tail_record, counter) == offsetof(block_find::tail_record, counter),
 	      "block_find.h knows the tail record");
-bool g_tail_records;	/* one was ever made: free() looks for them */
+static bool g_tail_records;	/* one was ever made: free() looks for them */
 
 static uint64_t tail_check(const void *p)
 {
@@ -478,11 +478,8 @@ void *reallocate_off(void *p, size_t size)
 
 bool block_is_ours_slow(void *p)
 {
-	if (!p || backend::g_no_records)
-		return false;
-	if (small::contains(p, g_fast.small_base) || has_record(p))
-		return true;
-	return below_readable(p) && tail_of(p);
+	return p && !backend::g_no_records &&
+	       (small::contains(p, g_fast.small_base) || has_record(p));
 }
 
 size_t usable_size(void *p)

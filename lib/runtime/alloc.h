@@ -301,14 +301,12 @@ void *reallocate(uint32_t slot, void *p, size_t size, uint32_t flags = 0) HIDDEN
 void *reallocate_off(void *p, size_t size) HIDDEN;
 size_t usable_size(void *p) HIDDEN;
 
-/* Whether p (any pointer, null included) is a block the library made and must
- * free: a slot of its heap, a block with its record in front or one with a tail
- * record. False for every block with ALLOCINFO=never over another allocator. */
+/* Whether p (any pointer, null included), a block of the allocator underneath when it
+ * is not glibc, is one the library made and must free: a slot of its heap, or a block
+ * with its record in front (over another allocator none has a tail record:
+ * allocate_aligned()). False for every block with ALLOCINFO=never. The common answers
+ * inline, so that a caller that passes its arguments on keeps them in registers. */
 bool block_is_ours_slow(void *p) HIDDEN;
-extern bool g_tail_records HIDDEN;	/* a block with a tail record was ever made */
-
-/* The same, its common answers inline: a caller that passes its arguments on to
- * another function keeps them in their registers. */
 static inline bool block_is_ours(void *p)
 {
 	if (unlikely(!p))
@@ -317,11 +315,9 @@ static inline bool block_is_ours(void *p)
 		return true;
 	if (unlikely(page_starts::guarded_start(p)))
 		return block_is_ours_slow(p);
-	if ((record_of(p)->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
-		return !backend::g_no_records;
-	return unlikely(__atomic_load_n(&g_tail_records, __ATOMIC_RELAXED)) &&
-	       block_is_ours_slow(p);
+	return (record_of(p)->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC && !backend::g_no_records;
 }
+
 /* What free() (op ALLOCINFO_OP_FREE) or operator delete (ALLOCINFO_OP_DELETE) and
  * malloc_usable_size() do with p: the exported functions' bodies (override.cpp). */
 void free_block(void *p, int op) noexcept HIDDEN;

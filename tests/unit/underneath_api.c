@@ -264,6 +264,34 @@ static void check_blocks_of_malloc(void)
 			resize_one(op, n, (unsigned char)(op * 16 + 1));
 }
 
+/* Aligned blocks (their record in the padding in front, or at their end): measured,
+ * resized and freed by the allocator's functions. */
+static void check_aligned_blocks(void)
+{
+	static const size_t aligns[] = { 32, 64, 256, 4096 };
+	for (size_t i = 0; i < sizeof(aligns) / sizeof(aligns[0]); i++) {
+		size_t a = aligns[i], n = 200 + a;
+		int line = __LINE__ + 1;
+		unsigned char *p = aligned_alloc(a, n);
+		check(p && (uintptr_t)p % a == 0, "aligned_alloc(%zu, %zu) gave %p", a, n, (void *)p);
+		if (!p)
+			continue;
+		memset(p, 9, n);
+		expect_site(line, "check_aligned_blocks", k * (long long)n, k, "an aligned block");
+		check(api_size(p) == malloc_usable_size(p) && api_size(p) >= n,
+		      "aligned to %zu: the allocator's size %zu, malloc_usable_size %zu", a,
+		      api_size(p), malloc_usable_size(p));
+		if (i % 2) {
+			api_free(p);
+		} else {
+			unsigned char *q = api_realloc(p, n * 4);
+			check(q && holds(q, n, 9), "aligned to %zu, resized: contents lost", a);
+			api_free(q);
+		}
+		expect_site(line, "check_aligned_blocks", 0, 0, "an aligned block, freed");
+	}
+}
+
 /* The allocator's statistics: large blocks freed by its functions go back in full. */
 static void check_statistics(void)
 {
@@ -391,6 +419,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	check_blocks_of_malloc();
+	check_aligned_blocks();
 	check_statistics();
 	check_own_blocks();
 	check_threads();
