@@ -42,6 +42,8 @@ struct api_fn {
 	const char *name;
 	kind what;
 	uint8_t arg;	/* which argument is the block (or its pointer's address) */
+	bool zero_frees = false;	/* a resize to 0 bytes (the argument after the
+					 * block) frees it and returns null */
 };
 
 constexpr api_fn g_table[] = {
@@ -67,7 +69,7 @@ constexpr api_fn g_table[] = {
 	{ "tc_deletearray_aligned_nothrow", kind::delete_it, 0 },
 	{ "tc_delete_sized_aligned", kind::delete_it, 0 },
 	{ "tc_deletearray_sized_aligned", kind::delete_it, 0 },
-	{ "tc_realloc", kind::resize, 0 },
+	{ "tc_realloc", kind::resize, 0, true },
 	{ "tc_malloc_size", kind::size_of, 0 },
 	{ "MallocExtension_GetAllocatedSize", kind::size_of, 0 },
 	/* tcmalloc and mimalloc */
@@ -123,12 +125,11 @@ static_assert(NR_API <= ALLOCATOR_API_MAX, "ALLOCATOR_API_MAX holds the table");
 real_fn g_real[NR_API];
 
 /*
- * A block of ours, resized by the allocator's own function: its bytes (all it can
- * hold, which a zeroing resize counts on) go to a block of the allocator's own, made
- * by its malloc, with what that block holds beyond them zeroed; ours is freed. Null,
- * errno ENOMEM, when the allocator has no memory for it (ours is kept).
+ * The bytes of a block of ours (all it can hold, which a zeroing resize counts on), in
+ * a block of the allocator's own made by its malloc, with what that block holds beyond
+ * them zeroed. Null, errno ENOMEM, when the allocator has no memory for it.
  */
-void *to_allocator_block(void *p)
+void *copy_to_allocator_block(void *p)
 {
 	size_t n = block_usable_size(p);
 	void *q = backend::foreign.malloc(n ? n : 1);
@@ -140,8 +141,51 @@ void *to_allocator_block(void *p)
 	size_t room = backend::foreign.usable_size(q);
 	if (room > n)
 		memset(static_cast<char *>(q) + n, 0, room - n);
-	free_block(p, ALLOCINFO_OP_FREE);
 	return q;
+}
+
+/*
+ * Row N's resize of a block of ours: the allocator's function resizes a copy of it
+ * in a block of its own, with all its own arguments, and ours is freed once that
+ * succeeded. When it fails, the program still has its block as it was (and, for
+ * reallocf, has it freed, as the function frees what it was given).
+ */
+template <unsigned N> word resize_ours(void *p, word *args)
+{
+	constexpr api_fn f = g_table[N];
+	if (f.zero_frees && args[f.arg + 1] == 0) {
+		free_block(p, ALLOCINFO_OP_FREE);
+		return 0;
+	}
+	int saved = errno;
+	void *q = copy_to_allocator_block(p);
+	if (!q) {
+		if (f.what == kind::resize_or_free)
+			free_block(p, ALLOCINFO_OP_FREE);
+		return f.what == kind::resize_at ? ENOMEM : 0;
+	}
+	errno = saved;
+	auto *at = reinterpret_cast<void **>(args[f.arg]);	/* resize_at */
+	if (f.what == kind::resize_at)
+		*at = q;
+	else
+		args[f.arg] = (word)q;
+	word r = g_real[N](args[0], args[1], args[2], args[3], args[4], args[5]);
+	bool failed = f.what == kind::resize_at ? r != 0 : r == 0;
+	if (!failed) {
+		free_block(p, ALLOCINFO_OP_FREE);
+		return r;
+	}
+	int error = errno;
+	if (f.what == kind::resize_or_free) {
+		free_block(p, ALLOCINFO_OP_FREE);	/* the function freed the copy */
+	} else {
+		if (f.what == kind::resize_at)
+			*at = p;
+		backend::foreign.free(q);
+	}
+	errno = error;
+	return r;
 }
 
 /* Row N's call with a block of ours (p, at args[arg]; for resize_at, *args[arg]). */
@@ -162,21 +206,8 @@ template <unsigned N> [[gnu::noinline]] word ours(void *p, word *args)
 		return args[f.arg + 1] <= block_usable_size(p) ? (word)p : 0;
 	case kind::resize:
 	case kind::resize_or_free:
-	case kind::resize_at: {
-		int saved = errno;
-		void *q = to_allocator_block(p);
-		if (!q) {
-			if (f.what == kind::resize_or_free)
-				free_block(p, ALLOCINFO_OP_FREE);
-			return f.what == kind::resize_at ? ENOMEM : 0;
-		}
-		errno = saved;
-		if (f.what == kind::resize_at)
-			*reinterpret_cast<void **>(args[f.arg]) = q;
-		else
-			args[f.arg] = (word)q;
-		return g_real[N](args[0], args[1], args[2], args[3], args[4], args[5]);
-	}
+	case kind::resize_at:
+		return resize_ours<N>(p, args);
 	}
 	return 0;
 }

@@ -18,9 +18,10 @@
  *     free() frees it, uncounted;
  *   - a size (sallocx, mi_usable_size, tc_malloc_size, ...): malloc_usable_size();
  *   - a resize (rallocx, mi_realloc, tc_realloc, reallocarr, ...): the block's bytes
- *     move to a block of the allocator's own, which the function then resizes with
- *     its own arguments (alignment, zeroing, heap); the result is the allocator's,
- *     uncounted, as a block the allocator makes itself is;
+ *     are copied to a block of the allocator's own, which the function then resizes
+ *     with its own arguments (alignment, zeroing, heap); the result is the
+ *     allocator's, uncounted, as a block the allocator makes itself is, and ours is
+ *     freed; if the resize fails, ours is left as it was;
  *   - a resize in place (xallocx, mi_expand): not done; the answer says so.
  */
 #ifndef ALLOCINFO_ALLOCATOR_API_H

@@ -216,6 +216,35 @@ static void resize_one(int op, size_t n, unsigned char v)
 		api_free(q);
 }
 
+/* A resize the allocator cannot make leaves the block as it was, counted; tcmalloc's
+ * resize to 0 bytes frees it, as its realloc does. */
+static void check_failed_resize(void)
+{
+	int line = __LINE__ + 1;
+	unsigned char *p = malloc(300);
+	memset(p, 5, 300);
+	size_t huge = (size_t)1 << 62;	/* more than the address space */
+	void *q;
+	if (is("mimalloc")) {
+		void *pp = p;
+		check(mi_reallocarr(&pp, 2, huge) != 0 && pp == p, "mi_reallocarr of 2^63 bytes");
+		q = mi_realloc(p, huge);
+	} else {
+		q = api_realloc(p, huge);
+	}
+	check(q == NULL, "a resize to 2^62 bytes gave %p", q);
+	check(holds(p, 300, 5) && malloc_usable_size(p) >= 300, "a failed resize spoiled the block");
+	expect_site(line, "check_failed_resize", k * 300, k, "after a failed resize");
+	if (is("tcmalloc")) {
+		check(tc_realloc(p, 0) == NULL, "tc_realloc(p, 0) did not free");
+	} else if (is("mimalloc")) {
+		check(mi_reallocf(p, huge) == NULL, "mi_reallocf of 2^62 bytes");	/* frees p */
+	} else {
+		free(p);
+	}
+	expect_site(line, "check_failed_resize", 0, 0, "freed");
+}
+
 static void check_blocks_of_malloc(void)
 {
 	enum { N = 60 };
@@ -419,6 +448,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	check_blocks_of_malloc();
+	check_failed_resize();
 	check_aligned_blocks();
 	check_statistics();
 	check_own_blocks();
