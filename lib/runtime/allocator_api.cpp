@@ -262,6 +262,9 @@ unsigned allocator_api_entries(struct link_map *allocator, const char **names, v
 		names[n] = g_table[i].name;
 		fns[n] = reinterpret_cast<void *>(g_entries[i]);
 		n++;
+		/* What is looked up from now on (objects loaded later, dlsym) finds the
+		 * entry point too; the entries already bound are routed by the caller. */
+		redirect_symbol(allocator, g_table[i].name, fns[n - 1]);
 	}
 	return n;
 }

@@ -80,6 +80,54 @@ struct route_job {
 route_job g_job;
 bool g_routing_busy;
 
+uintptr_t page_down(uintptr_t a)
+{
+	return a & ~((uintptr_t)sysconf(_SC_PAGESIZE) - 1);
+}
+
+/* The protection of the page holding addr (PROT_* bits), from /proc/self/maps (read
+ * with system calls into the stack: this runs inside malloc); -1 when it cannot
+ * tell. */
+int page_protection(uintptr_t addr)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	char buf[4096];
+	size_t have = 0;
+	int found = -1;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		char *line = buf, *nl;
+		while ((nl = strchr(line, '\n'))) {
+			*nl = '\0';
+			char *end;
+			uintptr_t start = strtoul(line, &end, 16), stop = 0;
+			if (*end == '-')
+				stop = strtoul(end + 1, &end, 16);
+			if (addr >= start && addr < stop && *end == ' ' && strlen(end) > 4) {
+				found = (end[1] == 'r' ? PROT_READ : 0) |
+					(end[2] == 'w' ? PROT_WRITE : 0) |
+					(end[3] == 'x' ? PROT_EXEC : 0);
+				break;
+			}
+			line = nl + 1;
+		}
+		if (found >= 0)
+			break;
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1)	/* a line longer than the buffer */
+			have = 0;
+	}
+	close(fd);
+	return found;
+}
+
 #ifndef ALLOCINFO_NO_ROUTING
 
 /* A name's first three characters as one word (with its end, when shorter). Most of
@@ -127,11 +175,6 @@ int routed_index(const route_job *job, const char *name)
 		    (!(p >> 16) || !strcmp(name + 3, job->names[i] + 3)))	/* shorter: equal */
 			return (int)i;
 	return -1;
-}
-
-uintptr_t page_down(uintptr_t a)
-{
-	return a & ~((uintptr_t)sysconf(_SC_PAGESIZE) - 1);
 }
 
 /* Stores fn at slot, lifting RELRO's protection around the store when needed. The
@@ -184,46 +227,6 @@ void route_table(route_job *job, uintptr_t base, const ElfW(Rela) *rela, size_t 
 	}
 }
 
-/* Whether the page holding addr is writable now, from /proc/self/maps (read with
- * system calls into the stack: this runs inside malloc). -1 when it cannot tell. */
-int page_writable(uintptr_t addr)
-{
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	char buf[4096];
-	size_t have = 0;
-	int found = -1;
-	for (;;) {
-		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		buf[have] = '\0';
-		char *line = buf, *nl;
-		while ((nl = strchr(line, '\n'))) {
-			*nl = '\0';
-			char *end;
-			uintptr_t start = strtoul(line, &end, 16), stop = 0;
-			if (*end == '-')
-				stop = strtoul(end + 1, &end, 16);
-			if (addr >= start && addr < stop && *end == ' ') {
-				found = end[2] == 'w';
-				break;
-			}
-			line = nl + 1;
-		}
-		if (found >= 0)
-			break;
-		have -= (size_t)(line - buf);
-		memmove(buf, line, have);
-		if (have == sizeof(buf) - 1)	/* a line longer than the buffer */
-			have = 0;
-	}
-	close(fd);
-	return found;
-}
-
 int route_object(struct dl_phdr_info *info, size_t, void *arg)
 {
 	auto *job = static_cast<route_job *>(arg);
@@ -247,9 +250,12 @@ int route_object(struct dl_phdr_info *info, size_t, void *arg)
 			return 0;
 		}
 		/* Still being relocated (its RELRO not protected yet): later. */
-		if (relro_start < relro_end && page_writable(relro_start) != 0) {
-			job->stopped = true;
-			return 0;
+		if (relro_start < relro_end) {
+			int prot = page_protection(relro_start);
+			if (prot < 0 || (prot & PROT_WRITE)) {
+				job->stopped = true;
+				return 0;
+			}
 		}
 		job->last_routed = dynamic;
 	}
@@ -314,24 +320,22 @@ bool defines(const ElfW(Sym) *sym, const char *strtab, const char *name)
 	       ELF64_ST_TYPE(sym->st_info) != STT_GNU_IFUNC && !strcmp(strtab + sym->st_name, name);
 }
 
-void *linear_symbol(const struct link_map *map, const dynamic_tables &t, uint32_t count,
-		    const char *name)
+const ElfW(Sym) *linear_entry(const dynamic_tables &t, uint32_t count, const char *name)
 {
 	for (uint32_t i = 1; i < count; i++)
 		if (defines(&t.symtab[i], t.strtab, name))
-			return reinterpret_cast<void *>(map->l_addr + t.symtab[i].st_value);
+			return &t.symtab[i];
 	return nullptr;
 }
 
-} /* namespace */
-
-void *defined_symbol(const struct link_map *map, const char *name)
+/* The entry of `name` in the object's own dynamic symbol table, defined there. */
+const ElfW(Sym) *symbol_entry(const struct link_map *map, const char *name)
 {
 	dynamic_tables t = tables_of(map);
 	if (!t.symtab || !t.strtab)
 		return nullptr;
 	if (!t.gnu_hash)	/* only DT_HASH: its chain count is the symbol count */
-		return t.sysv_hash ? linear_symbol(map, t, t.sysv_hash[1], name) : nullptr;
+		return t.sysv_hash ? linear_entry(t, t.sysv_hash[1], name) : nullptr;
 	uint32_t h = 5381;
 	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
 		h = h * 33 + *c;
@@ -348,10 +352,42 @@ void *defined_symbol(const struct link_map *map, const char *name)
 		uint32_t hh = chain[i - symoffset];
 		const ElfW(Sym) *sym = &t.symtab[i];
 		if ((hh | 1) == (h | 1) && defines(sym, t.strtab, name))
-			return reinterpret_cast<void *>(map->l_addr + sym->st_value);
+			return sym;
 		if (hh & 1)
 			return nullptr;
 	}
+}
+
+} /* namespace */
+
+void *defined_symbol(const struct link_map *map, const char *name)
+{
+	const ElfW(Sym) *sym = symbol_entry(map, name);
+	return sym ? reinterpret_cast<void *>(map->l_addr + sym->st_value) : nullptr;
+}
+
+bool redirect_symbol(const struct link_map *map, const char *name, void *fn)
+{
+	auto *sym = const_cast<ElfW(Sym) *>(symbol_entry(map, name));
+	if (!sym)
+		return false;
+	uintptr_t value = (uintptr_t)fn - map->l_addr;	/* the loader adds l_addr back */
+	uintptr_t at = (uintptr_t)&sym->st_value;
+	int prot = page_protection(at);
+	/* Never where code lies on the same page: it would not run while unwritable. */
+	if (prot < 0 || (prot & PROT_EXEC))
+		return false;
+	if (prot & PROT_WRITE) {
+		__atomic_store_n(&sym->st_value, value, __ATOMIC_RELEASE);
+		return true;
+	}
+	void *page = reinterpret_cast<void *>(page_down(at));
+	size_t len = (size_t)sysconf(_SC_PAGESIZE);
+	if (mprotect(page, len, prot | PROT_WRITE))
+		return false;
+	__atomic_store_n(&sym->st_value, value, __ATOMIC_RELEASE);
+	mprotect(page, len, prot);
+	return true;
 }
 
 unsigned route_calls(struct link_map *allocator, struct link_map *self, bool malloc_family)

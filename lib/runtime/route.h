@@ -22,6 +22,11 @@ namespace allocinfo {
  * at start-up do not have) and never allocates. */
 void *defined_symbol(const struct link_map *map, const char *name) HIDDEN;
 
+/* Points the object's own dynamic symbol `name` at fn, so that every later lookup of
+ * the name finds fn: the references of objects loaded later, calls bound lazily,
+ * dlsym(). Not done (false) where the symbol table shares a page with code. */
+bool redirect_symbol(const struct link_map *map, const char *name, void *fn) HIDDEN;
+
 /* Rewrites the entries of every loaded object but the allocator's own (whose calls to
  * itself stay its own) and the dynamic loader's, for the malloc family when
  * malloc_family (the allocator comes first; `self` is liballocinfo) and for the

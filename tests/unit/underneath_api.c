@@ -403,10 +403,8 @@ static void check_threads(void)
 	expect_site(thread_line, "make", 0, 0, "freed by other threads");
 }
 
-/* A library loaded now calls the allocator's functions too. Only when the allocator
- * comes first (UNDERNEATH_FIRST, set by underneath.sh): with the library first, the
- * objects loaded later are not routed until the library's next slow path (the
- * documented limit), and such a call would hand the allocator a block of ours. */
+/* A library loaded now calls the allocator's functions too, and so does a pointer
+ * that dlsym() gives: both find the library's entry points, in either order. */
 static void check_plugin(const char *path)
 {
 	void *h = dlopen(path, RTLD_NOW);
@@ -415,9 +413,6 @@ static void check_plugin(const char *path)
 		return;
 	size_t (*size)(const char *, void *) = (size_t (*)(const char *, void *))dlsym(h, "plugin_size");
 	void (*release_it)(const char *, void *) = (void (*)(const char *, void *))dlsym(h, "plugin_free");
-	/* Objects loaded since the calls were routed are routed by the next
-	 * allocation. */
-	free(malloc(100));
 	int line = __LINE__ + 1;
 	void *p = malloc(300);
 	check(size(allocator, p) == malloc_usable_size(p), "the loaded library's size %zu, not %zu",
@@ -425,6 +420,19 @@ static void check_plugin(const char *path)
 	release_it(allocator, p);
 	expect_site(line, "check_plugin", 0, 0, "freed by the loaded library");
 	dlclose(h);
+
+	const char *name = is("jemalloc") ? "dallocx" : is("tcmalloc") ? "tc_free" : "mi_free";
+	void *found = dlsym(RTLD_DEFAULT, name);
+	check(found != NULL, "no %s from dlsym", name);
+	if (!found)
+		return;
+	line = __LINE__ + 1;
+	p = malloc(400);
+	if (is("jemalloc"))
+		((void (*)(void *, int))found)(p, 0);
+	else
+		((void (*)(void *))found)(p);
+	expect_site(line, "check_plugin", 0, 0, "freed through dlsym's pointer");
 }
 
 int main(int argc, char **argv)
@@ -453,8 +461,7 @@ int main(int argc, char **argv)
 	check_statistics();
 	check_own_blocks();
 	check_threads();
-	if (getenv("UNDERNEATH_FIRST"))
-		check_plugin(argv[2]);
+	check_plugin(argv[2]);
 	if (failures) {
 		printf("%s", site_report_text());
 		return 1;
