@@ -358,6 +358,46 @@ const ElfW(Sym) *symbol_entry(const struct link_map *map, const char *name)
 	}
 }
 
+/* The protection that the loaded object at `base` gives the page holding addr, from
+ * its program headers (its segment's flags; read-only once relocated, in RELRO); -1
+ * when none of its segments holds addr. No system call: asked once a symbol. */
+struct segment_query {
+	uintptr_t base, addr;
+	int prot;
+};
+
+int segment_of(struct dl_phdr_info *info, size_t, void *arg)
+{
+	auto *q = static_cast<segment_query *>(arg);
+	if (info->dlpi_addr != q->base)
+		return 0;
+	int prot = -1;
+	bool relro = false;
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t start = q->base + ph->p_vaddr;
+		if (q->addr < start || q->addr - start >= ph->p_memsz)
+			continue;
+		if (ph->p_type == PT_LOAD)
+			prot = (ph->p_flags & PF_R ? PROT_READ : 0) |
+			       (ph->p_flags & PF_W ? PROT_WRITE : 0) |
+			       (ph->p_flags & PF_X ? PROT_EXEC : 0);
+		else if (ph->p_type == PT_GNU_RELRO)
+			relro = true;
+	}
+	if (prot < 0)
+		return 0;
+	q->prot = relro ? prot & ~PROT_WRITE : prot;
+	return 1;
+}
+
+int segment_protection(uintptr_t base, uintptr_t addr)
+{
+	segment_query q = { base, addr, -1 };
+	dl_iterate_phdr(segment_of, &q);
+	return q.prot;
+}
+
 } /* namespace */
 
 void *defined_symbol(const struct link_map *map, const char *name)
@@ -373,7 +413,7 @@ bool redirect_symbol(const struct link_map *map, const char *name, void *fn)
 		return false;
 	uintptr_t value = (uintptr_t)fn - map->l_addr;	/* the loader adds l_addr back */
 	uintptr_t at = (uintptr_t)&sym->st_value;
-	int prot = page_protection(at);
+	int prot = segment_protection(map->l_addr, at);
 	/* Never where code lies on the same page: it would not run while unwritable. */
 	if (prot < 0 || (prot & PROT_EXEC))
 		return false;
