@@ -314,7 +314,7 @@ static inline bool block_is_ours(void *p)
 	if (small::contains(p, g_fast.small_base))
 		return true;
 	if (unlikely(page_starts::guarded_start(p)))
-		return block_is_ours_slow(p);
+		return !page_starts::known_absent(p) && block_is_ours_slow(p);
 	return (record_of(p)->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC && !backend::g_no_records;
 }
 

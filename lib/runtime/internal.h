@@ -148,6 +148,16 @@ static inline bool guarded_start(const void *p)
  * pointer could not be noted for want of memory, and the 16 bytes below p can be read
  * (asked of the kernel: page_starts.cpp). */
 bool contains(const void *p) HIDDEN;
+/* This thread's last page start found absent, and the count of pointers noted then
+ * (page_starts.cpp): while none was noted since, it is still absent. */
+extern __thread uintptr_t t_absent HIDDEN;
+extern __thread uint64_t t_absent_noted HIDDEN;
+extern uint64_t g_noted HIDDEN;
+static inline bool known_absent(const void *p)
+{
+	return (uintptr_t)p == t_absent &&
+	       t_absent_noted == __atomic_load_n(&g_noted, __ATOMIC_ACQUIRE);
+}
 } /* namespace page_starts */
 
 /* Whether the 16 bytes below p may be read: always, except over another allocator
@@ -155,7 +165,8 @@ bool contains(const void *p) HIDDEN;
  * below may not be mapped. */
 static inline bool below_readable(const void *p)
 {
-	return !page_starts::guarded_start(p) || page_starts::contains(p);
+	return !page_starts::guarded_start(p) ||
+	       (!page_starts::known_absent(p) && page_starts::contains(p));
 }
 
 static inline bool has_record(const void *p)

@@ -13,6 +13,18 @@ namespace page_starts {
 
 bool g_guarded;
 
+/*
+ * Each thread remembers the last page start it found absent, with the number of
+ * pointers noted until then (internal.h's known_absent()): while no pointer was noted
+ * since, it is still absent (only noted() adds), and asking again takes neither the
+ * lock nor a probe. A loop that gets the same block of the allocator's own every time
+ * (its free list's head), one that starts a page, asked the set twice a round (its
+ * size, then its free) under the lock.
+ */
+uint64_t g_noted;	/* pointers noted, ever (and the set's running out); under the lock */
+__thread uintptr_t t_absent;
+__thread uint64_t t_absent_noted;
+
 namespace {
 
 /*
@@ -31,6 +43,15 @@ size_t g_capacity = FIRST;	/* a power of two */
 size_t g_live, g_used;		/* live keys; live and taken entries */
 futex_lock g_lock;
 bool g_incomplete;	/* a pointer could not be noted: read below all of them again */
+
+/* Lock held: key was looked for and is not there. */
+void note_absent(uintptr_t key)
+{
+	if (!g_incomplete) {
+		t_absent = key;
+		t_absent_noted = g_noted;
+	}
+}
 
 size_t home(uintptr_t key, size_t capacity)
 {
@@ -116,8 +137,11 @@ void *noted(void *p)
 			g_used++;
 		g_keys[i] = key;
 		g_live++;
+		__atomic_store_n(&g_noted, g_noted + 1, __ATOMIC_RELEASE);
 	} else if (!g_incomplete) {
 		g_incomplete = lost = true;
+		/* a pointer absent now may be one of ours: no thread's answer holds */
+		__atomic_store_n(&g_noted, g_noted + 1, __ATOMIC_RELEASE);
 	}
 	g_lock.unlock();
 	if (lost)	/* after the lock: the message may allocate */
@@ -129,19 +153,29 @@ void *noted(void *p)
 
 bool contains(const void *p)
 {
+	uintptr_t key = (uintptr_t)p;
+	if (known_absent(p))
+		return false;
 	g_lock.lock();
-	bool found = find((uintptr_t)p) != nullptr, incomplete = g_incomplete;
+	bool found = find(key) != nullptr, incomplete = g_incomplete;
+	if (!found)
+		note_absent(key);
 	g_lock.unlock();
 	return found || (incomplete && readable_below(p));
 }
 
 bool take(const void *p)
 {
+	uintptr_t key = (uintptr_t)p;
+	if (known_absent(p))
+		return false;
 	g_lock.lock();
-	uintptr_t *e = find((uintptr_t)p);
+	uintptr_t *e = find(key);
 	if (e) {
 		*e = TAKEN;
 		g_live--;
+	} else {
+		note_absent(key);
 	}
 	bool incomplete = g_incomplete;
 	g_lock.unlock();

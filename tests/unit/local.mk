@@ -234,6 +234,15 @@ tests_unit_test_bare_name_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_bare_name_LDADD = $(CMOCKA_LIBS)
 TESTS += tests/unit/test_bare_name
 
+# The set of page starts over another allocator, and each thread's memory of an absent
+# one, compiled into the test alone.
+check_PROGRAMS += tests/unit/test_page_starts
+tests_unit_test_page_starts_SOURCES = tests/unit/test_page_starts.cpp \
+	lib/runtime/page_starts.cpp lib/runtime/futex_lock.cpp
+tests_unit_test_page_starts_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_page_starts_LDADD = $(CMOCKA_LIBS) -lpthread
+TESTS += tests/unit/test_page_starts
+
 # The stack walk from .eh_frame, against libgcc's unwinder (linked here for that).
 check_PROGRAMS += tests/unit/test_cfi_unwind
 tests_unit_test_cfi_unwind_SOURCES = tests/unit/test_cfi_unwind.cpp lib/runtime/cfi_unwind.cpp
