@@ -15,7 +15,9 @@
  * remembers. Such pointers are rare (an aligned block of 4096 or more, or a small one
  * whose allocator block begins 16 bytes before a page: about 1 in 256), so the set is a
  * small open-addressing table under one lock, in pages of its own (never malloc's).
- * Over glibc the set is never used.
+ * Each thread remembers the last page start it found absent (internal.h's
+ * known_absent()), for a block of the allocator's own that is asked about again and
+ * again. Over glibc the set is never used.
  */
 #ifndef ALLOCINFO_PAGE_STARTS_H
 #define ALLOCINFO_PAGE_STARTS_H
