@@ -63,6 +63,7 @@ struct route_job {
 	uint32_t prefixes[MAX_ROUTED] = {};	/* each name's prefix_of() */
 	uint32_t distinct[MAX_ROUTED] = {};	/* the prefixes, each once */
 	unsigned nr_distinct = 0;
+	uint64_t prefix_bits = 0;	/* prefix_bit() of each prefix */
 	void *ours[MAX_ROUTED] = {};	/* what each entry gets (null: left alone) */
 	const ElfW(Dyn) *only = nullptr;	/* just this object, when set */
 	const ElfW(Dyn) *skip_dynamic = nullptr;	/* the allocator's */
@@ -146,14 +147,23 @@ inline uint32_t prefix_of(const char *s)
 	return p;
 }
 
+/* One of 64 bits for a prefix: a relocation whose prefix's bit is clear (nearly
+ * every one) is rejected by one test, before the list of prefixes is read. */
+inline uint64_t prefix_bit(uint32_t p)
+{
+	return (uint64_t)1 << ((p * 0x9e3779b1u) >> 26);
+}
+
 void set_names(route_job *job, const char *const *names, unsigned nr)
 {
 	job->names = names;
 	job->nr_names = nr;
 	job->nr_distinct = 0;
+	job->prefix_bits = 0;
 	for (unsigned i = 0; i < nr; i++) {
 		uint32_t p = prefix_of(names[i]);
 		job->prefixes[i] = p;
+		job->prefix_bits |= prefix_bit(p);
 		unsigned j = 0;
 		while (j < job->nr_distinct && job->distinct[j] != p)
 			j++;
@@ -165,6 +175,8 @@ void set_names(route_job *job, const char *const *names, unsigned nr)
 int routed_index(const route_job *job, const char *name)
 {
 	uint32_t p = prefix_of(name);
+	if (!(job->prefix_bits & prefix_bit(p)))
+		return -1;	/* nearly every relocation */
 	unsigned j = 0;
 	while (j < job->nr_distinct && job->distinct[j] != p)
 		j++;
@@ -266,7 +278,7 @@ int route_object(struct dl_phdr_info *info, size_t, void *arg)
 	const ElfW(Sym) *symtab = nullptr;
 	const char *strtab = nullptr;
 	const ElfW(Rela) *rela = nullptr, *jmprel = nullptr;
-	size_t rela_size = 0, jmprel_size = 0;
+	size_t rela_size = 0, jmprel_size = 0, relative = 0;
 	bool plt_is_rela = true;
 	for (const ElfW(Dyn) *d = dynamic; d->d_tag != DT_NULL; d++) {
 		switch (d->d_tag) {
@@ -274,6 +286,7 @@ int route_object(struct dl_phdr_info *info, size_t, void *arg)
 		case DT_STRTAB: strtab = (const char *)dyn_address(d->d_un.d_ptr, base); break;
 		case DT_RELA: rela = (const ElfW(Rela) *)dyn_address(d->d_un.d_ptr, base); break;
 		case DT_RELASZ: rela_size = d->d_un.d_val; break;
+		case DT_RELACOUNT: relative = d->d_un.d_val; break;
 		case DT_JMPREL: jmprel = (const ElfW(Rela) *)dyn_address(d->d_un.d_ptr, base); break;
 		case DT_PLTRELSZ: jmprel_size = d->d_un.d_val; break;
 		case DT_PLTREL: plt_is_rela = d->d_un.d_val == DT_RELA; break;
@@ -281,8 +294,11 @@ int route_object(struct dl_phdr_info *info, size_t, void *arg)
 	}
 	if (!symtab || !strtab)
 		return 0;
-	if (rela)
-		route_table(job, base, rela, rela_size, symtab, strtab, relro_start, relro_end);
+	/* The linker puts the R_*_RELATIVE relocations, which name no symbol, first
+	 * and counts them: most of a large library's, skipped at once. */
+	if (rela && relative <= rela_size / sizeof(*rela))
+		route_table(job, base, rela + relative, rela_size - relative * sizeof(*rela), symtab,
+			    strtab, relro_start, relro_end);
 	if (jmprel && plt_is_rela)
 		route_table(job, base, jmprel, jmprel_size, symtab, strtab, relro_start, relro_end);
 	return 0;
