@@ -86,49 +86,6 @@ uintptr_t page_down(uintptr_t a)
 	return a & ~((uintptr_t)sysconf(_SC_PAGESIZE) - 1);
 }
 
-/* The protection of the page holding addr (PROT_* bits), from /proc/self/maps (read
- * with system calls into the stack: this runs inside malloc); -1 when it cannot
- * tell. */
-int page_protection(uintptr_t addr)
-{
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	char buf[4096];
-	size_t have = 0;
-	int found = -1;
-	for (;;) {
-		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		buf[have] = '\0';
-		char *line = buf, *nl;
-		while ((nl = strchr(line, '\n'))) {
-			*nl = '\0';
-			char *end;
-			uintptr_t start = strtoul(line, &end, 16), stop = 0;
-			if (*end == '-')
-				stop = strtoul(end + 1, &end, 16);
-			if (addr >= start && addr < stop && *end == ' ' && strlen(end) > 4) {
-				found = (end[1] == 'r' ? PROT_READ : 0) |
-					(end[2] == 'w' ? PROT_WRITE : 0) |
-					(end[3] == 'x' ? PROT_EXEC : 0);
-				break;
-			}
-			line = nl + 1;
-		}
-		if (found >= 0)
-			break;
-		have -= (size_t)(line - buf);
-		memmove(buf, line, have);
-		if (have == sizeof(buf) - 1)	/* a line longer than the buffer */
-			have = 0;
-	}
-	close(fd);
-	return found;
-}
-
 #ifndef ALLOCINFO_NO_ROUTING
 
 /* A name's first three characters as one word (with its end, when shorter). Most of
@@ -237,6 +194,49 @@ void route_table(route_job *job, uintptr_t base, const ElfW(Rela) *rela, size_t 
 		else
 			job->failed++;
 	}
+}
+
+/* The protection of the page holding addr (PROT_* bits), from /proc/self/maps (read
+ * with system calls into the stack: this runs inside malloc); -1 when it cannot
+ * tell. */
+int page_protection(uintptr_t addr)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	char buf[4096];
+	size_t have = 0;
+	int found = -1;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		char *line = buf, *nl;
+		while ((nl = strchr(line, '\n'))) {
+			*nl = '\0';
+			char *end;
+			uintptr_t start = strtoul(line, &end, 16), stop = 0;
+			if (*end == '-')
+				stop = strtoul(end + 1, &end, 16);
+			if (addr >= start && addr < stop && *end == ' ' && strlen(end) > 4) {
+				found = (end[1] == 'r' ? PROT_READ : 0) |
+					(end[2] == 'w' ? PROT_WRITE : 0) |
+					(end[3] == 'x' ? PROT_EXEC : 0);
+				break;
+			}
+			line = nl + 1;
+		}
+		if (found >= 0)
+			break;
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1)	/* a line longer than the buffer */
+			have = 0;
+	}
+	close(fd);
+	return found;
 }
 
 int route_object(struct dl_phdr_info *info, size_t, void *arg)
