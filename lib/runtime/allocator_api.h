@@ -38,7 +38,9 @@ constexpr unsigned ALLOCATOR_API_MAX = 72;
 
 /* The functions of the table that `allocator` defines and that the process's calls
  * reach there (no object before it in lookup order defines them too): their names
- * and the entry points that calls of them should lead to, at most `max`. */
+ * and the entry points that calls of them should lead to, at most `max`. The
+ * allocator's own symbols for them lead to the entry points from then on (route.h's
+ * redirect_symbol()), so this is asked once, at start-up. */
 unsigned allocator_api_entries(struct link_map *allocator, const char **names, void **fns,
 			       unsigned max) HIDDEN;
 
