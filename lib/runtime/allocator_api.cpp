@@ -27,6 +27,7 @@ using word = uintptr_t;
 using real_fn = word (*)(word, word, word, word, word, word);
 
 enum class kind : uint8_t {
+	/* take a block */
 	free_it,	/* frees the block (a delete: the C++ operator's callbacks) */
 	delete_it,
 	size_of,	/* returns its usable size */
@@ -36,23 +37,55 @@ enum class kind : uint8_t {
 			 * updates; returns 0 or an errno value (NetBSD's reallocarr) */
 	grow_in_place_size,	/* resizes in place, returns the usable size (xallocx) */
 	grow_in_place,		/* resizes in place, returns the block or null (mi_expand) */
+	/* make one: counted for the caller, as malloc's blocks are */
+	allocate,	/* malloc, calloc or an aligned form, by the fields below */
+	new_n,		/* operator new of count times size bytes (mimalloc's mi_new_n) */
+	duplicate,	/* a copy of a string, or of at most its next argument's bytes */
+	mallocx,	/* jemalloc's: a size and flags */
 };
+
+constexpr bool takes_block(kind k) { return k < kind::allocate; }
+
+/* When a resize is counted: then the new block is the library's, made for the
+ * caller by realloc(), whoever made the old one. Otherwise (a zeroing or aligned
+ * form, an arena, a heap) a block of ours is resized by the allocator as a copy in a
+ * block of its own, and the result is the allocator's, uncounted. */
+enum class counted : uint8_t {
+	never,
+	sized,		/* when the size, the argument after the block's, is not 0 */
+	array,		/* when count and size, the two arguments after it, make a product
+			 * that is neither 0 nor too large */
+	jemalloc_flags,	/* rallocx: when the flags ask only for an alignment realloc()
+			 * gives anyway */
+};
+
+constexpr int8_t NONE = -1;
 
 struct api_fn {
 	const char *name;
 	kind what;
-	uint8_t arg;	/* which argument is the block (or its pointer's address) */
-	bool zero_frees = false;	/* a resize to 0 bytes (the argument after the
-					 * block) frees it and returns null */
+	int8_t arg;	/* which argument is the block (or its pointer's address); for
+			 * allocate and new_n the size, for duplicate the string */
+	counted when = counted::never;
+	/* allocate and new_n */
+	int8_t count = NONE;	/* the argument that multiplies the size */
+	int8_t align = NONE;	/* the argument that holds the alignment */
+	bool zero = false;
+	bool bounded = false;	/* duplicate: at most the next argument's bytes */
 };
+
+constexpr api_fn with_count(api_fn f, int8_t count) { return f.count = count, f; }
+constexpr api_fn with_align(api_fn f, int8_t align) { return f.align = align, f; }
+constexpr api_fn zeroed(api_fn f) { return f.zero = true, f; }
 
 constexpr api_fn g_table[] = {
 	/* jemalloc */
 	{ "dallocx", kind::free_it, 0 },
 	{ "sdallocx", kind::free_it, 0 },
 	{ "sallocx", kind::size_of, 0 },
-	{ "rallocx", kind::resize, 0 },
+	{ "rallocx", kind::resize, 0, counted::jemalloc_flags },
 	{ "xallocx", kind::grow_in_place_size, 0 },
+	{ "mallocx", kind::mallocx, 0 },
 	/* tcmalloc (gperftools) */
 	{ "tc_free", kind::free_it, 0 },
 	{ "tc_cfree", kind::free_it, 0 },
@@ -69,7 +102,6 @@ constexpr api_fn g_table[] = {
 	{ "tc_deletearray_aligned_nothrow", kind::delete_it, 0 },
 	{ "tc_delete_sized_aligned", kind::delete_it, 0 },
 	{ "tc_deletearray_sized_aligned", kind::delete_it, 0 },
-	{ "tc_realloc", kind::resize, 0, true },
 	{ "tc_malloc_size", kind::size_of, 0 },
 	{ "MallocExtension_GetAllocatedSize", kind::size_of, 0 },
 	/* tcmalloc and mimalloc */
@@ -85,11 +117,11 @@ constexpr api_fn g_table[] = {
 	{ "mi_usable_size", kind::size_of, 0 },
 	{ "mi_malloc_size", kind::size_of, 0 },
 	{ "mi_malloc_usable_size", kind::size_of, 0 },
-	{ "mi_realloc", kind::resize, 0 },
-	{ "mi_reallocn", kind::resize, 0 },
+	{ "mi_realloc", kind::resize, 0, counted::sized },
+	{ "mi_reallocn", kind::resize, 0, counted::array },
 	{ "mi_rezalloc", kind::resize, 0 },
 	{ "mi_recalloc", kind::resize, 0 },
-	{ "mi_reallocarray", kind::resize, 0 },
+	{ "mi_reallocarray", kind::resize, 0, counted::array },
 	{ "mi_realloc_aligned", kind::resize, 0 },
 	{ "mi_realloc_aligned_at", kind::resize, 0 },
 	{ "mi_rezalloc_aligned", kind::resize, 0 },
@@ -110,16 +142,65 @@ constexpr api_fn g_table[] = {
 	{ "mi_heap_rezalloc_aligned_at", kind::resize, 1 },
 	{ "mi_heap_recalloc_aligned", kind::resize, 1 },
 	{ "mi_heap_recalloc_aligned_at", kind::resize, 1 },
-	{ "mi_reallocf", kind::resize_or_free, 0 },
-	{ "reallocf", kind::resize_or_free, 0 },
+	{ "mi_reallocf", kind::resize_or_free, 0, counted::sized },
+	{ "reallocf", kind::resize_or_free, 0, counted::sized },
 	{ "mi_heap_reallocf", kind::resize_or_free, 1 },
-	{ "mi_reallocarr", kind::resize_at, 0 },
-	{ "reallocarr", kind::resize_at, 0 },
+	{ "mi_reallocarr", kind::resize_at, 0, counted::array },
+	{ "reallocarr", kind::resize_at, 0, counted::array },
 	{ "mi_expand", kind::grow_in_place, 0 },
 	{ "mi__expand", kind::grow_in_place, 0 },
+	zeroed({ "mi_zalloc", kind::allocate, 0 }),
+	zeroed({ "mi_zalloc_small", kind::allocate, 0 }),
+	with_count({ "mi_mallocn", kind::allocate, 1 }, 0),
+	with_align({ "mi_malloc_aligned", kind::allocate, 0 }, 1),
+	zeroed(with_align({ "mi_zalloc_aligned", kind::allocate, 0 }, 1)),
+	zeroed(with_align(with_count({ "mi_calloc_aligned", kind::allocate, 1 }, 0), 2)),
+	with_count({ "mi_new_n", kind::new_n, 1 }, 0),
+	{ "mi_strdup", kind::duplicate, 0 },
+	{ "mi_strndup", kind::duplicate, 0, counted::never, NONE, NONE, false, true },
 };
 constexpr unsigned NR_API = sizeof(g_table) / sizeof(g_table[0]);
-static_assert(NR_API <= ALLOCATOR_API_MAX, "ALLOCATOR_API_MAX holds the table");
+
+/* The allocator's functions that are malloc's, or new's, under another name: their
+ * calls reach the library's entry point of that name. */
+struct same_as {
+	const char *name, *as;
+};
+constexpr same_as g_same[] = {
+	/* tcmalloc */
+	{ "tc_malloc", "malloc" },
+	{ "tc_malloc_skip_new_handler", "malloc" },
+	{ "tc_calloc", "calloc" },
+	{ "tc_realloc", "realloc" },
+	{ "tc_memalign", "memalign" },
+	{ "tc_posix_memalign", "posix_memalign" },
+	{ "tc_valloc", "valloc" },
+	{ "tc_pvalloc", "pvalloc" },
+	{ "tc_new", "_Znwm" },
+	{ "tc_newarray", "_Znam" },
+	{ "tc_new_nothrow", "_ZnwmRKSt9nothrow_t" },
+	{ "tc_newarray_nothrow", "_ZnamRKSt9nothrow_t" },
+	{ "tc_new_aligned", "_ZnwmSt11align_val_t" },
+	{ "tc_newarray_aligned", "_ZnamSt11align_val_t" },
+	{ "tc_new_aligned_nothrow", "_ZnwmSt11align_val_tRKSt9nothrow_t" },
+	{ "tc_newarray_aligned_nothrow", "_ZnamSt11align_val_tRKSt9nothrow_t" },
+	/* mimalloc: its nothrow and aligned new take no std::nothrow_t, which the
+	 * library's operators never read */
+	{ "mi_malloc", "malloc" },
+	{ "mi_malloc_small", "malloc" },
+	{ "mi_calloc", "calloc" },
+	{ "mi_memalign", "memalign" },
+	{ "mi_aligned_alloc", "aligned_alloc" },
+	{ "mi_posix_memalign", "posix_memalign" },
+	{ "mi_valloc", "valloc" },
+	{ "mi_pvalloc", "pvalloc" },
+	{ "mi_new", "_Znwm" },
+	{ "mi_new_nothrow", "_ZnwmRKSt9nothrow_t" },
+	{ "mi_new_aligned", "_ZnwmSt11align_val_t" },
+	{ "mi_new_aligned_nothrow", "_ZnwmSt11align_val_tRKSt9nothrow_t" },
+};
+constexpr unsigned NR_SAME = sizeof(g_same) / sizeof(g_same[0]);
+static_assert(NR_API + NR_SAME <= ALLOCATOR_API_MAX, "ALLOCATOR_API_MAX holds the tables");
 
 /* Each row's function in the allocator; set before any call is routed here. */
 real_fn g_real[NR_API];
@@ -145,18 +226,14 @@ void *copy_to_allocator_block(void *p)
 }
 
 /*
- * Row N's resize of a block of ours: the allocator's function resizes a copy of it
- * in a block of its own, with all its own arguments, and ours is freed once that
- * succeeded. When it fails, the program still has its block as it was (and, for
- * reallocf, has it freed, as the function frees what it was given).
+ * Row N's resize of a block of ours, not counted: the allocator's function resizes a
+ * copy of it in a block of its own, with all its own arguments, and ours is freed
+ * once that succeeded. When it fails, the program still has its block as it was
+ * (and, for reallocf, has it freed, as the function frees what it was given).
  */
 template <unsigned N> word resize_ours(void *p, word *args)
 {
 	constexpr api_fn f = g_table[N];
-	if (f.zero_frees && args[f.arg + 1] == 0) {
-		free_block(p, ALLOCINFO_OP_FREE);
-		return 0;
-	}
 	int saved = errno;
 	void *q = copy_to_allocator_block(p);
 	if (!q) {
@@ -208,23 +285,126 @@ template <unsigned N> [[gnu::noinline]] word ours(void *p, word *args)
 	case kind::resize_or_free:
 	case kind::resize_at:
 		return resize_ours<N>(p, args);
+	default:
+		return 0;
 	}
-	return 0;
 }
 
-/* Row N's entry point: the allocator's function itself, unless the block is ours. */
+/* jemalloc's flags: the low six bits hold log2 of the alignment, the seventh asks for
+ * zeroed memory; the rest choose a thread cache or an arena, which only jemalloc can
+ * honour. */
+constexpr uint32_t JE_LG_ALIGN = 0x3f, JE_ZERO = 0x40;
+/* The alignment every block of the library's has (alloc.h). */
+constexpr uint32_t LG_RECORD_ALIGN = 4;
+
+/* The new size of row N's call when its resize is counted (`when`), else 0. */
+template <unsigned N> size_t counted_size(const word *args)
+{
+	constexpr api_fn f = g_table[N];
+	size_t n = 0;
+	switch (f.when) {
+	case counted::never:
+		break;
+	case counted::sized:
+		n = args[f.arg + 1];
+		break;
+	case counted::array:
+		if (__builtin_mul_overflow(args[f.arg + 1], args[f.arg + 2], &n))
+			n = 0;	/* the allocator's own answer to it */
+		break;
+	case counted::jemalloc_flags: {
+		uint32_t flags = (uint32_t)args[f.arg + 2];	/* an int */
+		if (!(flags & ~JE_LG_ALIGN) && (flags & JE_LG_ALIGN) <= LG_RECORD_ALIGN)
+			n = args[f.arg + 1];
+		break;
+	}
+	}
+	return n;
+}
+
+/* Row N's counted resize of any block, or of none: realloc()'s, for the caller at ra. */
+template <unsigned N> [[gnu::noinline]] word resize_counted(word *args, size_t n, uintptr_t ra)
+{
+	constexpr api_fn f = g_table[N];
+	if (f.what == kind::resize_at) {
+		auto *at = reinterpret_cast<void **>(args[f.arg]);
+		void *q = caller_resize(*at, n, ra);
+		if (!q)
+			return ENOMEM;	/* *at is left as it was */
+		*at = q;
+		return 0;
+	}
+	void *p = reinterpret_cast<void *>(args[f.arg]);
+	void *q = caller_resize(p, n, ra);
+	if (!q && p && f.what == kind::resize_or_free)
+		free_block(p, ALLOCINFO_OP_FREE);
+	return (word)q;
+}
+
+/* Row N's allocation, counted for the caller at ra. An argument the library does not
+ * serve as the allocator would (an alignment that is not a power of two, a product
+ * that overflows, jemalloc's arenas) gets the allocator's own answer, uncounted. */
+template <unsigned N> [[gnu::noinline]] word make(word *args, uintptr_t ra)
+{
+	constexpr api_fn f = g_table[N];
+	size_t n = args[f.arg], align = 0;
+	bool zero = f.zero;
+	switch (f.what) {
+	case kind::mallocx: {
+		uint32_t flags = (uint32_t)args[1];
+		if (n == 0 || (flags & ~(JE_LG_ALIGN | JE_ZERO)))
+			break;
+		uint32_t lg = flags & JE_LG_ALIGN;
+		return (word)caller_allocate(n, lg > LG_RECORD_ALIGN ? (size_t)1 << lg : 0,
+					     flags & JE_ZERO, ra);
+	}
+	case kind::duplicate:
+		if (!n)
+			break;
+		return (word)caller_strndup(reinterpret_cast<const char *>(n),
+					    f.bounded ? args[f.arg + 1] : SIZE_MAX, ra);
+	default:
+		if (f.count != NONE && __builtin_mul_overflow(args[f.count], n, &n))
+			break;
+		if (f.align != NONE) {
+			align = args[f.align];
+			if (!align || (align & (align - 1)))
+				break;
+		}
+		if (f.what == kind::new_n)
+			return (word)caller_new(n, ra);
+		return (word)caller_allocate(n, align, zero, ra);
+	}
+	return g_real[N](args[0], args[1], args[2], args[3], args[4], args[5]);
+}
+
+#define RA() ((uintptr_t)__builtin_return_address(0))
+
+/* Row N's entry point. A function that makes a block: the library's allocation. One
+ * that takes a block: the allocator's function itself, unless the block is ours or
+ * the resize is counted. */
 template <unsigned N>
 word entry(word a0, word a1, word a2, word a3, word a4, word a5)
 {
 	constexpr api_fn f = g_table[N];
-	word at = f.arg == 0 ? a0 : a1;
-	void *p = reinterpret_cast<void *>(at);
-	if (f.what == kind::resize_at)
-		p = at ? *reinterpret_cast<void **>(at) : nullptr;
-	if (likely(!block_is_ours(p)))
-		return g_real[N](a0, a1, a2, a3, a4, a5);
-	word args[6] = { a0, a1, a2, a3, a4, a5 };
-	return ours<N>(p, args);
+	if constexpr (!takes_block(f.what)) {
+		word args[6] = { a0, a1, a2, a3, a4, a5 };
+		return make<N>(args, RA());
+	} else {
+		if constexpr (f.when != counted::never) {
+			word args[6] = { a0, a1, a2, a3, a4, a5 };
+			if (size_t n = counted_size<N>(args))
+				return resize_counted<N>(args, n, RA());
+		}
+		word at = f.arg == 0 ? a0 : a1;
+		void *p = reinterpret_cast<void *>(at);
+		if (f.what == kind::resize_at)
+			p = at ? *reinterpret_cast<void **>(at) : nullptr;
+		if (likely(!block_is_ours(p)))
+			return g_real[N](a0, a1, a2, a3, a4, a5);
+		word args[6] = { a0, a1, a2, a3, a4, a5 };
+		return ours<N>(p, args);
+	}
 }
 
 template <unsigned... N>
@@ -248,8 +428,8 @@ struct link_map *first_definer(const char *name)
 
 } /* namespace */
 
-unsigned allocator_api_entries(struct link_map *allocator, const char **names, void **fns,
-			       unsigned max)
+unsigned allocator_api_entries(struct link_map *allocator, struct link_map *self,
+			       const char **names, void **fns, unsigned max)
 {
 	unsigned n = 0;
 	for (unsigned i = 0; i < NR_API && n < max; i++) {
@@ -263,8 +443,24 @@ unsigned allocator_api_entries(struct link_map *allocator, const char **names, v
 		fns[n] = reinterpret_cast<void *>(g_entries[i]);
 		n++;
 		/* What is looked up from now on (objects loaded later, dlsym) finds the
-		 * entry point too; the entries already bound are routed by the caller. */
-		redirect_symbol(allocator, g_table[i].name, fns[n - 1]);
+		 * entry point too; the entries already bound are routed by the caller.
+		 * Only for the functions that take a block: the allocator's lazily
+		 * bound calls to itself would find it as well, and one that allocates
+		 * must give the allocator its own block (tcmalloc's posix_memalign
+		 * calls its tc_memalign). A block the allocator makes uncounted is
+		 * still right; one of ours that reaches it is not. */
+		if (takes_block(g_table[i].what))
+			redirect_symbol(allocator, g_table[i].name, fns[n - 1]);
+	}
+	for (unsigned i = 0; i < NR_SAME && n < max; i++) {
+		if (!defined_symbol(allocator, g_same[i].name) ||
+		    first_definer(g_same[i].name) != allocator)
+			continue;
+		void *fn = routed_entry(g_same[i].as);
+		if (!fn && !(fn = defined_symbol(self, g_same[i].as)))
+			continue;
+		names[n] = g_same[i].name;
+		fns[n++] = fn;
 	}
 	return n;
 }

@@ -860,7 +860,35 @@ size_t block_usable_size(void *p)
 	return usable_size(p);
 }
 
-void free_block(void *p, int op) noexcept { do_free(p, op); }
+void free_block(void *p, int op) noexcept
+{
+	/* The allocator's counted block, the common case: as a routed free() takes it. */
+	if (!RECORD_ALWAYS && routed_release<true>(p))
+		return;
+	do_free(p, op);
+}
+
+void *caller_allocate(size_t n, size_t align, bool zero, uintptr_t ra)
+{
+	if (!align)
+		return zero ? do_calloc(1, n, ra) : do_malloc(n, ra);
+	void *p = caller_memalign(align, n, ra);
+	if (p && zero)
+		memset(p, 0, n);
+	return p;
+}
+
+void *caller_resize(void *p, size_t n, uintptr_t ra)
+{
+	return do_realloc(p, n, [ra] { return slot_for_caller(ra); }, { nullptr, ra });
+}
+
+void *caller_new(size_t n, uintptr_t ra) { return do_new(n, ra); }
+
+char *caller_strndup(const char *s, size_t n, uintptr_t ra)
+{
+	return dup_string(s, strnlen(s, n), nullptr, ra);
+}
 
 void *routed_entry(const char *name)
 {

@@ -461,7 +461,8 @@ unsigned route_calls(struct link_map *allocator, struct link_map *self, bool mal
 		if (!(job.ours[nr] = routed_entry(routed_names[nr])))
 			job.ours[nr] = defined_symbol(self, routed_names[nr]);
 	}
-	nr += allocator_api_entries(allocator, g_routed + nr, job.ours + nr, MAX_ROUTED - nr);
+	nr += allocator_api_entries(allocator, self, g_routed + nr, job.ours + nr,
+				    MAX_ROUTED - nr);
 	if (!nr)
 		return 0;
 	set_names(&job, g_routed, nr);

@@ -6,9 +6,13 @@
  * mi_reallocarr, mi_reallocf, mi_expand), called by a program built with allocinfo.h
  * on blocks that malloc made, which carry the library's record: each must see the
  * block's size as malloc_usable_size does, free it and uncount it exactly, and
- * resize it with its contents; the allocator's statistics must come back to where
- * they were. Blocks the allocator made itself go to it untouched. The same from
- * threads that free each other's blocks, and from a library loaded with dlopen.
+ * resize it with its contents (a resize that realloc could make is counted at its
+ * call); the allocator's statistics must come back to where they were. Its functions
+ * that allocate (mallocx, tc_new, mi_zalloc_aligned, mi_strdup, ...) are counted at
+ * their calls, exactly, with the alignment and zeroing asked for, and the allocator
+ * serves them. Blocks the allocator makes itself (an arena, a heap, a pointer from
+ * dlsym) go to it untouched. The same from threads that free each other's blocks,
+ * and from a library loaded with dlopen.
  *
  *   underneath_api ALLOCATOR PLUGIN
  *
@@ -56,8 +60,29 @@ WEAK void *mi_realloc(void *p, size_t n);
 WEAK void *mi_reallocf(void *p, size_t n);
 WEAK int mi_reallocarr(void *pp, size_t count, size_t size);
 WEAK void *mi_expand(void *p, size_t n);
+WEAK void *tc_calloc(size_t n, size_t m);
+WEAK void *tc_memalign(size_t align, size_t n);
+WEAK int tc_posix_memalign(void **pp, size_t align, size_t n);
+WEAK void *tc_new(size_t n);
+WEAK void *tc_newarray_nothrow(size_t n, const void *nothrow);
+WEAK void tc_delete(void *p);
+WEAK void *mi_calloc(size_t n, size_t m);
+WEAK void *mi_zalloc(size_t n);
+WEAK void *mi_mallocn(size_t count, size_t n);
+WEAK void *mi_malloc_aligned(size_t n, size_t align);
+WEAK void *mi_zalloc_aligned(size_t n, size_t align);
+WEAK void *mi_calloc_aligned(size_t count, size_t n, size_t align);
+WEAK void *mi_malloc_aligned_at(size_t n, size_t align, size_t offset);
+WEAK char *mi_strdup(const char *s);
+WEAK char *mi_strndup(const char *s, size_t n);
+WEAK void *mi_new_n(size_t count, size_t n);
+WEAK void *mi_reallocn(void *p, size_t count, size_t n);
+WEAK void *mi_heap_get_default(void);
+WEAK void *mi_heap_malloc(void *heap, size_t n);
 
 #define MALLOCX_LG_ALIGN(la) ((int)(la))
+#define MALLOCX_ZERO ((int)0x40)
+#define MALLOCX_TCACHE_NONE ((int)(1 << 8))
 
 static const char *allocator;
 static int failures;
@@ -133,18 +158,47 @@ static void api_free_sized(void *p, size_t n)
 		mi_free_size(p, n);
 }
 
+/* The line and function of the last call of the allocator's own resize or malloc,
+ * where that block is counted. AT() keeps the call from being a tail call, whose
+ * return address would be the caller's. */
+static int api_line;
+static const char *api_func;
+
+static inline void *kept(void *p)
+{
+	__asm__ volatile("" : "+r"(p));
+	return p;
+}
+#define AT(call) (api_line = __LINE__, api_func = __func__, kept(call))
+
 static void *api_realloc(void *p, size_t n)
 {
 	if (is("jemalloc"))
-		return rallocx(p, n, 0);
-	return is("tcmalloc") ? tc_realloc(p, n) : mi_realloc(p, n);
+		return AT(rallocx(p, n, 0));
+	if (is("tcmalloc"))
+		return AT(tc_realloc(p, n));
+	return AT(mi_realloc(p, n));
 }
 
 static void *api_malloc(size_t n)
 {
 	if (is("jemalloc"))
-		return mallocx(n, 0);
-	return is("tcmalloc") ? tc_malloc(n) : mi_malloc(n);
+		return AT(mallocx(n, 0));
+	if (is("tcmalloc"))
+		return AT(tc_malloc(n));
+	return AT(mi_malloc(n));
+}
+
+/* A block that the allocator makes itself, uncounted: jemalloc's without a thread
+ * cache, mimalloc's from a heap named, tcmalloc's from the pointer dlsym() gives. */
+static void *own_malloc(size_t n)
+{
+	if (is("jemalloc"))
+		return mallocx(n, MALLOCX_TCACHE_NONE);
+	if (is("mimalloc"))
+		return mi_heap_malloc(mi_heap_get_default(), n);
+	void *(*fn)(size_t) = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "tc_malloc");
+	return fn ? fn(n) : NULL;
 }
 
 static int holds(const unsigned char *p, size_t n, unsigned char v)
@@ -165,7 +219,8 @@ static void expect_site(int line, const char *func, long long bytes, long long c
 }
 
 /* One block of n bytes (filled with v), resized by the allocator's own function of
- * kind `op`, then freed: its line must be back at nothing. */
+ * kind `op`, then freed: its line must be back at nothing, and the resize's line holds
+ * the new block when realloc() could have made it. */
 static void resize_one(int op, size_t n, unsigned char v)
 {
 	int line = __LINE__ + 1;
@@ -174,18 +229,20 @@ static void resize_one(int op, size_t n, unsigned char v)
 	expect_site(line, "resize_one", k * (long long)n, k, "before the resize");
 	unsigned char *q = NULL;
 	size_t grown = n + 5000;
+	int counted = 1;
 	switch (op) {
 	case 0:
 		q = api_realloc(p, grown);
 		break;
 	case 1:	/* aligned, or by another form of the same */
 		if (is("jemalloc")) {
-			q = rallocx(p, grown, MALLOCX_LG_ALIGN(6));
+			q = AT(rallocx(p, grown, MALLOCX_LG_ALIGN(6)));
 			check((uintptr_t)q % 64 == 0, "rallocx(MALLOCX_LG_ALIGN(6)) gave %p", (void *)q);
+			counted = 0;	/* jemalloc's, resized by it */
 		} else if (is("mimalloc")) {
-			q = mi_reallocf(p, grown);
+			q = AT(mi_reallocf(p, grown));
 		} else {
-			q = tc_realloc(p, grown);
+			q = AT(tc_realloc(p, grown));
 		}
 		break;
 	case 2:	/* smaller */
@@ -195,7 +252,9 @@ static void resize_one(int op, size_t n, unsigned char v)
 	default:	/* NetBSD's form, where the allocator has it */
 		if (is("mimalloc")) {
 			q = p;
-			check(mi_reallocarr(&q, 10, grown / 10 + 1) == 0, "mi_reallocarr failed");
+			grown = 10 * (grown / 10 + 1);
+			api_line = __LINE__ + 1, api_func = __func__;
+			check(mi_reallocarr(&q, 10, grown / 10) == 0, "mi_reallocarr failed");
 		} else {
 			q = api_realloc(p, grown);
 		}
@@ -208,12 +267,14 @@ static void resize_one(int op, size_t n, unsigned char v)
 	      "resize %d: the allocator's size %zu, malloc_usable_size %zu, for %zu bytes", op,
 	      api_size(q), malloc_usable_size(q), grown);
 	memset(q, v, grown);
-	/* The allocator's block now, as one it made itself: not counted. */
 	expect_site(line, "resize_one", 0, 0, "after the resize");
+	expect_site(api_line, api_func, counted * k * (long long)grown, counted * k,
+		    "the resize's line");
 	if (op == 1)
 		free(q);	/* malloc's free takes it too */
 	else
 		api_free(q);
+	expect_site(api_line, api_func, 0, 0, "the resize's line, freed");
 }
 
 /* A resize the allocator cannot make leaves the block as it was, counted; tcmalloc's
@@ -341,21 +402,119 @@ static void check_statistics(void)
 			api_free_sized(b[i], BIG);
 	check(allocator_bytes() == before, "after the allocator's frees its bytes are %lld, not %lld",
 	      allocator_bytes(), before);
+	for (int i = 0; i < N; i++)
+		b[i] = api_malloc(BIG);
+	held = allocator_bytes() - before;
+	check(held == k * N * (long long)size_class(BIG + 16) + (1 - k) * N * (long long)size_class(BIG),
+	      "its own malloc: the allocator's bytes moved by %lld for %d blocks of %d", held, N,
+	      BIG);
+	expect_site(api_line, api_func, k * N * BIG, k * N, "its own malloc's large blocks");
+	before = allocator_bytes() - held;	/* reading the report keeps memory of its own */
+	for (int i = 0; i < N; i++)
+		free(b[i]);
+	check(allocator_bytes() == before, "after free() its bytes are %lld, not %lld",
+	      allocator_bytes(), before);
+	expect_site(api_line, api_func, 0, 0, "its own malloc's large blocks, freed");
 }
 
-/* Its own blocks: the library leaves them to it. */
+/* Blocks it makes itself: the library leaves them to it. */
 static void check_own_blocks(void)
 {
 	for (size_t n = 8; n <= 1 << 20; n *= 8) {
-		unsigned char *p = api_malloc(n);
+		unsigned char *p = own_malloc(n);
 		check(p != NULL, "the allocator's own malloc(%zu)", n);
 		memset(p, 7, n);
 		check(api_size(p) == size_class(n) && malloc_usable_size(p) == api_size(p),
 		      "its own %zu-byte block: size %zu, malloc_usable_size %zu, class %zu", n,
 		      api_size(p), malloc_usable_size(p), size_class(n));
-		p = api_realloc(p, n * 3);
+		p = api_realloc(p, n * 3);	/* now counted where it was resized */
 		check(p && holds(p, n, 7), "its own block, resized by it");
+		expect_site(api_line, api_func, k * 3 * (long long)n, k, "its own block, resized");
 		api_free(p);
+		expect_site(api_line, api_func, 0, 0, "its own block, resized, freed");
+	}
+}
+
+/* One block of the allocator's allocating functions: counted at the line that
+ * called it, n bytes, aligned to `align` and zeroed when asked; measured and freed by
+ * the allocator's functions. */
+static void expect_made(void *p, size_t n, size_t align, int zero, const char *what)
+{
+	check(p != NULL, "%s of %zu bytes failed", what, n);
+	if (!p)
+		return;
+	expect_site(api_line, api_func, k * (long long)n, k, what);
+	check(!align || (uintptr_t)p % align == 0, "%s: %p is not aligned to %zu", what, p, align);
+	check(!zero || holds(p, n, 0), "%s: not zeroed", what);
+	check(api_size(p) >= n && api_size(p) == malloc_usable_size(p),
+	      "%s: the allocator's size %zu, malloc_usable_size %zu, for %zu bytes", what,
+	      api_size(p), malloc_usable_size(p), n);
+	memset(p, 0x5a, n);
+	api_free_sized(p, n);
+	expect_site(api_line, api_func, 0, 0, what);
+}
+
+static void check_allocating_functions(void)
+{
+	static const char text[] = "a string the allocator copies";
+	for (size_t n = 24; n <= 96 << 10; n *= 8) {
+		/* dirty memory first, so that zeroing shows */
+		void *dirty = api_malloc(4 * n);
+		memset(dirty, 0xff, 4 * n);
+		api_free(dirty);
+		expect_made(api_malloc(n), n, 0, 0, "its malloc");
+		if (is("jemalloc")) {
+			expect_made(AT(mallocx(n, MALLOCX_ZERO)), n, 0, 1, "mallocx(MALLOCX_ZERO)");
+			expect_made(AT(mallocx(n, MALLOCX_LG_ALIGN(6))), n, 64, 0,
+				    "mallocx(MALLOCX_LG_ALIGN(6))");
+			expect_made(AT(mallocx(n, MALLOCX_LG_ALIGN(12) | MALLOCX_ZERO)), n, 4096, 1,
+				    "mallocx(MALLOCX_LG_ALIGN(12) | MALLOCX_ZERO)");
+		} else if (is("tcmalloc")) {
+			expect_made(AT(tc_calloc(n, 1)), n, 0, 1, "tc_calloc");
+			expect_made(AT(tc_memalign(256, n)), n, 256, 0, "tc_memalign");
+			void *p = NULL;
+			api_line = __LINE__ + 1, api_func = __func__;
+			check(tc_posix_memalign(&p, 128, n) == 0, "tc_posix_memalign");
+			expect_made(p, n, 128, 0, "tc_posix_memalign");
+			expect_made(AT(tc_new(n)), n, 0, 0, "tc_new");
+			char nothrow;
+			expect_made(AT(tc_newarray_nothrow(n, &nothrow)), n, 0, 0, "tc_newarray_nothrow");
+		} else {
+			expect_made(AT(mi_calloc(n, 1)), n, 0, 1, "mi_calloc");
+			expect_made(AT(mi_zalloc(n)), n, 0, 1, "mi_zalloc");
+			expect_made(AT(mi_mallocn(4, n / 4)), n, 0, 0, "mi_mallocn");
+			expect_made(AT(mi_malloc_aligned(n, 512)), n, 512, 0, "mi_malloc_aligned");
+			expect_made(AT(mi_zalloc_aligned(n, 64)), n, 64, 1, "mi_zalloc_aligned");
+			expect_made(AT(mi_calloc_aligned(2, n / 2, 32)), n, 32, 1, "mi_calloc_aligned");
+			expect_made(AT(mi_new_n(n / 8, 8)), n, 0, 0, "mi_new_n");
+		}
+	}
+	if (is("mimalloc")) {
+		char *s = AT(mi_strdup(text));
+		check(s && !strcmp(s, text), "mi_strdup");
+		expect_site(api_line, api_func, k * (long long)sizeof(text), k, "mi_strdup");
+		mi_free(s);
+		s = AT(mi_strndup(text, 8));
+		check(s && !strcmp(s, "a string"), "mi_strndup");
+		expect_site(api_line, api_func, k * 9, k, "mi_strndup");
+		s = AT(mi_reallocn(s, 3, 100));
+		check(s && !strcmp(s, "a string"), "mi_reallocn");
+		expect_site(api_line, api_func, k * 300, k, "mi_reallocn");
+		mi_free(s);
+		/* what only mimalloc serves: an offset alignment, overflow */
+		void *p = AT(mi_malloc_aligned_at(100, 64, 16));
+		check(p && ((uintptr_t)p + 16) % 64 == 0 && api_size(p) >= 100,
+		      "mi_malloc_aligned_at gave %p", p);
+		expect_site(api_line, api_func, 0, 0, "mi_malloc_aligned_at, its own");
+		mi_free(p);
+		check(mi_mallocn(SIZE_MAX / 2, 4) == NULL && mi_malloc_aligned(10, 48) == NULL,
+		      "mimalloc's answer to an overflow or a bad alignment");
+	}
+	if (is("jemalloc")) {	/* an arena or thread cache: jemalloc's block */
+		void *p = AT(mallocx(100, MALLOCX_TCACHE_NONE));
+		check(p && sallocx(p, 0) == nallocx(100, 0), "mallocx(MALLOCX_TCACHE_NONE)");
+		expect_site(api_line, api_func, 0, 0, "mallocx(MALLOCX_TCACHE_NONE), its own");
+		dallocx(p, MALLOCX_TCACHE_NONE);
 	}
 }
 
@@ -369,7 +528,7 @@ static void *make(void *arg)
 	void **b = arg;
 	for (int i = 0; i < PER_THREAD; i++) {
 		thread_line = __LINE__ + 1;
-		b[i] = malloc(48);
+		b[i] = i % 2 ? malloc(48) : api_malloc(48);
 	}
 	return NULL;
 }
@@ -397,10 +556,12 @@ static void in_threads(void *(*fn)(void *), int shift)
 static void check_threads(void)
 {
 	in_threads(make, 0);
-	expect_site(thread_line, "make", k * THREADS * PER_THREAD * 48, k * THREADS * PER_THREAD,
-		    "the threads' blocks");
+	enum { HALF = THREADS * PER_THREAD / 2 };
+	expect_site(thread_line, "make", k * HALF * 48, k * HALF, "the threads' blocks");
+	expect_site(api_line, api_func, k * HALF * 48, k * HALF, "the threads' blocks by its malloc");
 	in_threads(release, 1);
 	expect_site(thread_line, "make", 0, 0, "freed by other threads");
+	expect_site(api_line, api_func, 0, 0, "its malloc's, freed by other threads");
 }
 
 /* A library loaded now calls the allocator's functions too, and so does a pointer
@@ -460,6 +621,7 @@ int main(int argc, char **argv)
 	check_aligned_blocks();
 	check_statistics();
 	check_own_blocks();
+	check_allocating_functions();
 	check_threads();
 	check_plugin(argv[2]);
 	if (failures) {
