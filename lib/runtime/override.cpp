@@ -862,8 +862,10 @@ size_t block_usable_size(void *p)
 
 void free_block(void *p, int op) noexcept
 {
-	/* The allocator's counted block, the common case: as a routed free() takes it. */
-	if (!RECORD_ALWAYS && routed_release<true>(p))
+	/* With the allocator first its counted blocks have the foreign record (which
+	 * free()'s fast path never takes): as a routed free() takes them. */
+	if (!RECORD_ALWAYS && backend::g_underneath == backend::underneath::first &&
+	    routed_release<true>(p))
 		return;
 	do_free(p, op);
 }
