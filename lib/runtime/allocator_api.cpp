@@ -77,6 +77,7 @@ struct api_fn {
 constexpr api_fn with_count(api_fn f, int8_t count) { return f.count = count, f; }
 constexpr api_fn with_align(api_fn f, int8_t align) { return f.align = align, f; }
 constexpr api_fn zeroed(api_fn f) { return f.zero = true, f; }
+constexpr api_fn bounded(api_fn f) { return f.bounded = true, f; }
 
 constexpr api_fn g_table[] = {
 	/* jemalloc */
@@ -157,7 +158,7 @@ constexpr api_fn g_table[] = {
 	zeroed(with_align(with_count({ "mi_calloc_aligned", kind::allocate, 1 }, 0), 2)),
 	with_count({ "mi_new_n", kind::new_n, 1 }, 0),
 	{ "mi_strdup", kind::duplicate, 0 },
-	{ "mi_strndup", kind::duplicate, 0, counted::never, NONE, NONE, false, true },
+	bounded({ "mi_strndup", kind::duplicate, 0 }),
 };
 constexpr unsigned NR_API = sizeof(g_table) / sizeof(g_table[0]);
 
