@@ -8,7 +8,7 @@
  * With `own`, through the functions of the allocator preloaded (jemalloc's mallocx,
  * sallocx and sdallocx; tcmalloc's tc_malloc, tc_malloc_size and tc_free_sized;
  * mimalloc's mi_malloc, mi_usable_size and mi_free_size): its allocation, its size
- * and its sized free, the last two of which liballocinfo routes.
+ * and its sized free, all three routed by liballocinfo (the allocation counted).
  */
 #include "bench.h"
 
