@@ -446,6 +446,41 @@ bool redirect_symbol(const struct link_map *map, const char *name, void *fn)
 	return true;
 }
 
+#ifndef ALLOCINFO_NO_ROUTING
+/*
+ * The allocator's own calls that free a block, which route_calls() otherwise leaves
+ * to it: a block another object made with malloc (glibc's realpath() and strdup():
+ * the library's, with its record) can come back to the allocator there. mimalloc's
+ * mi_realpath() frees realpath()'s result with free(), and a std::string that
+ * libstdc++ made can be destroyed by the allocator's inline code. The library's free
+ * and delete hand every other block to the allocator as it is. Its calls that make
+ * or resize a block stay its own: it frees those itself, not always through its GOT.
+ * `ours` holds the entry points route_calls() found for routed_names.
+ */
+unsigned route_allocator_frees(struct link_map *allocator, void *const *ours)
+{
+	static const char *const frees[] = {
+		"free", "_ZdlPv", "_ZdaPv", "_ZdlPvRKSt9nothrow_t", "_ZdaPvRKSt9nothrow_t",
+		"_ZdlPvm", "_ZdaPvm", "_ZdlPvSt11align_val_t", "_ZdaPvSt11align_val_t",
+		"_ZdlPvmSt11align_val_t", "_ZdaPvmSt11align_val_t",
+		"_ZdlPvSt11align_val_tRKSt9nothrow_t", "_ZdaPvSt11align_val_tRKSt9nothrow_t",
+		"malloc_usable_size",
+	};
+	constexpr unsigned NR_FREES = sizeof(frees) / sizeof(frees[0]);
+	route_job job{};
+	set_names(&job, frees, NR_FREES);
+	for (unsigned i = 0; i < NR_FREES; i++)
+		for (unsigned j = 0; j < NR_ROUTED; j++)
+			if (!strcmp(frees[i], routed_names[j]))
+				job.ours[i] = ours[j];
+	job.only = allocator->l_ld;
+	job.loader_base = getauxval(AT_BASE);
+	job.vdso_base = getauxval(AT_SYSINFO_EHDR);
+	dl_iterate_phdr(route_object, &job);
+	return job.rewritten;
+}
+#endif
+
 unsigned route_calls(struct link_map *allocator, struct link_map *self, bool malloc_family)
 {
 #ifdef ALLOCINFO_NO_ROUTING
@@ -470,12 +505,15 @@ unsigned route_calls(struct link_map *allocator, struct link_map *self, bool mal
 	job.loader_base = getauxval(AT_BASE);
 	job.vdso_base = getauxval(AT_SYSINFO_EHDR);
 	dl_iterate_phdr(route_object, &job);
+	unsigned rewritten = job.rewritten;
+	if (malloc_family)
+		rewritten += route_allocator_frees(allocator, job.ours);
 	struct link_map *last = _r_debug.r_map;
 	while (last && last->l_next)
 		last = last->l_next;
 	if (last)
 		__atomic_store_n(&g_route_tail, last, __ATOMIC_RELEASE);
-	return job.rewritten;
+	return rewritten;
 #endif
 }
 

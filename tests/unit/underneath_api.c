@@ -79,6 +79,7 @@ WEAK void *mi_new_n(size_t count, size_t n);
 WEAK void *mi_reallocn(void *p, size_t count, size_t n);
 WEAK void *mi_heap_get_default(void);
 WEAK void *mi_heap_malloc(void *heap, size_t n);
+WEAK char *mi_realpath(const char *name, char *resolved);
 
 #define MALLOCX_LG_ALIGN(la) ((int)(la))
 #define MALLOCX_ZERO ((int)0x40)
@@ -518,6 +519,35 @@ static void check_allocating_functions(void)
 	}
 }
 
+/* mimalloc's mi_realpath() frees what glibc's realpath() made with malloc (a block
+ * of the library's) by its own call of free(). Were that mimalloc's free, a heap
+ * slot would end the program, and a block with a record would go on mimalloc's
+ * free list 16 bytes into itself, to be handed out again over its neighbour: the
+ * blocks made after it, each filled to its end, must all keep what they hold. */
+static void check_allocator_frees_ours(void)
+{
+	if (!is("mimalloc"))
+		return;
+	enum { ROUNDS = 200, BLOCKS = 2000 };
+	for (int i = 0; i < ROUNDS; i++) {
+		char *s = mi_realpath(".", NULL);
+		check(s && s[0] == '/', "mi_realpath(\".\") gave %s", s ? s : "null");
+		mi_free(s);
+	}
+	size_t n = strlen(getenv("PWD") ? getenv("PWD") : "/") + 1;
+	static unsigned char *b[BLOCKS];
+	for (int i = 0; i < BLOCKS; i++) {
+		b[i] = i % 2 ? own_malloc(n + 16) : malloc(n);
+		memset(b[i], i & 0xff, malloc_usable_size(b[i]));
+	}
+	int spoiled = 0;
+	for (int i = 0; i < BLOCKS; i++)
+		spoiled += !holds(b[i], malloc_usable_size(b[i]), (unsigned char)(i & 0xff));
+	check(!spoiled, "after mi_realpath(), %d of %d blocks overlap another", spoiled, BLOCKS);
+	for (int i = 0; i < BLOCKS; i++)
+		free(b[i]);
+}
+
 /* Threads: each frees, by the allocator's functions, the blocks another made. */
 enum { THREADS = 4, PER_THREAD = 2000 };
 static void *thread_blocks[THREADS][PER_THREAD];
@@ -622,6 +652,7 @@ int main(int argc, char **argv)
 	check_statistics();
 	check_own_blocks();
 	check_allocating_functions();
+	check_allocator_frees_ours();
 	check_threads();
 	check_plugin(argv[2]);
 	if (failures) {
