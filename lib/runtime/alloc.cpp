@@ -79,6 +79,16 @@ void release_large(alloc_record *rec, size_t size) noexcept
 	backend::free(rec);
 }
 
+void *allocate_edge(uint32_t slot, size_t size, bool zero, uint32_t flags, bool foreign)
+{
+	size_t total = size ? size : sizeof(alloc_record) + 1;
+	void *p = foreign ? (zero ? backend::foreign.calloc(1, total) : backend::foreign.malloc(total))
+			  : (zero ? backend::calloc(1, total) : backend::malloc(total));
+	if (size || !p)
+		return p;	/* too large: the allocator's own answer */
+	return finish(static_cast<alloc_record *>(p), slot, 0, RECORD_MAGIC | flags);
+}
+
 void *allocate_foreign(uint32_t slot, size_t size, bool zero, uint32_t flags)
 {
 	return allocate_foreign_inline(slot, size, zero, flags);
@@ -187,12 +197,11 @@ void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve,
 	    backend::g_underneath == backend::underneath::glibc &&
 	    !(flags & (RECORD_F_DEBUG | RECORD_F_CALLBACKS | RECORD_F_FOREIGN)))
 		return allocate_with_tail(slot, align, size, reserve, flags);
-	size_t total;
-	if (__builtin_add_overflow(reserve, align, &total) || total > PTRDIFF_MAX) {
-		errno = ENOMEM;
-		return nullptr;
-	}
 	bool foreign = flags & RECORD_F_FOREIGN;
+	size_t total;
+	if (__builtin_add_overflow(reserve, align, &total) || total > PTRDIFF_MAX)
+		/* as allocate_edge() does */
+		return foreign ? backend::foreign.memalign(align, size) : backend::memalign(align, size);
 	char *base = static_cast<char *>(foreign ? backend::foreign.memalign(align, total)
 						 : backend::memalign(align, total));
 	if (!base)

@@ -147,6 +147,22 @@ static inline void *finish_small(void *p, unsigned c, uint32_t slot, size_t size
 	return p;
 }
 
+/* The two sizes a record block cannot simply add its 16 bytes to, taken by one test
+ * on the way (size - 1 past SIZE_MAX - 17):
+ *   - 0: the block gets one byte. In a 16-byte size class a block of the record alone
+ *     would end where the next block starts, and malloc(0) would return that block's
+ *     address (whose free() would then find this record below it);
+ *   - one that the record would take past SIZE_MAX: the allocator underneath (glibc's,
+ *     or another, foreign) is asked for it as it is, and fails it in its own way (its
+ *     errno; tcmalloc's new handler, in its new mode).
+ */
+static inline bool edge_size(size_t size)
+{
+	return size - 1 >= SIZE_MAX - sizeof(alloc_record);
+}
+[[gnu::cold]] void *allocate_edge(uint32_t slot, size_t size, bool zero, uint32_t flags,
+				  bool foreign) HIDDEN;
+
 /* malloc/calloc with glibc's own 16-byte alignment: a small counted block from the
  * small-block heap when it has one, else glibc's with a record in front. */
 static inline __attribute__((always_inline)) void *allocate(uint32_t slot, size_t size,
@@ -160,10 +176,8 @@ static inline __attribute__((always_inline)) void *allocate(uint32_t slot, size_
 		if (likely(p) || (p = small::refill(c)))
 			return finish_small(p, c, slot, size, zero);
 	}
-	if (unlikely(size > SIZE_MAX - sizeof(alloc_record))) {
-		errno = ENOMEM;
-		return nullptr;
-	}
+	if (unlikely(edge_size(size)))
+		return allocate_edge(slot, size, zero, flags, false);
 	size_t total = size + sizeof(alloc_record);
 	auto *rec = static_cast<alloc_record *>(zero ? backend::calloc(1, total)
 						      : backend::malloc(total));
@@ -179,10 +193,8 @@ static inline __attribute__((always_inline)) void *allocate_foreign_inline(uint3
 									   bool zero,
 									   uint32_t flags)
 {
-	if (unlikely(size > SIZE_MAX - sizeof(alloc_record))) {
-		errno = ENOMEM;
-		return nullptr;
-	}
+	if (unlikely(edge_size(size)))
+		return allocate_edge(slot, size, zero, flags, true);
 	size_t total = size + sizeof(alloc_record);
 	auto *rec = static_cast<alloc_record *>(zero ? backend::foreign.calloc(1, total)
 						      : backend::foreign.malloc(total));
@@ -224,6 +236,7 @@ void route_then_free_foreign(alloc_record *rec) noexcept HIDDEN;
 static inline void release_foreign(alloc_record *rec, char *shard)
 {
 	sub_owned_at(shard, rec->counter & g_fast.counter_mask, (int64_t)rec->size);
+	rec->meta = 0;	/* no stale record below the block after it, once reused */
 	if (route_pending())	/* objects loaded since: their calls too */
 		route_then_free_foreign(rec);	/* out of line: no frame here */
 	else

@@ -544,6 +544,32 @@ static void check_allocating_functions(void)
 	}
 }
 
+/* malloc(0) makes a block of its own: the address it returns is no other block's. One
+ * of 0 bytes is the record alone, and in a 16-byte size class its end was the start
+ * of the next block, which free() then took for one of the library's. */
+static void check_empty_blocks(void)
+{
+	enum { N = 1000 };
+	static void *empty[N], *own[N];
+	int line = 0, shared = 0;
+	for (int i = 0; i < N; i++) {
+		line = __LINE__ + 1;
+		empty[i] = malloc(0);
+		own[i] = own_malloc(16);
+		memset(own[i], 0x22, 16);
+	}
+	for (int i = 0; i < N; i++)
+		for (int j = 0; j < N; j++)
+			shared += empty[i] == own[j];
+	check(!shared, "%d blocks of malloc(0) at the address of one of the allocator's", shared);
+	for (int i = 0; i < N; i++)
+		free(own[i]);
+	expect_site(line, "check_empty_blocks", 0, k * N, "malloc(0), the allocator's freed");
+	for (int i = 0; i < N; i++)
+		free(empty[i]);
+	expect_site(line, "check_empty_blocks", 0, 0, "malloc(0), freed");
+}
+
 /* mimalloc's mi_realpath() frees what glibc's realpath() made with malloc (a block
  * of the library's) by its own call of free(). Were that mimalloc's free, a heap
  * slot would end the program, and a block with a record would go on mimalloc's
@@ -678,6 +704,7 @@ int main(int argc, char **argv)
 	check_statistics();
 	check_own_blocks();
 	check_allocating_functions();
+	check_empty_blocks();
 	check_allocator_frees_ours();
 	check_threads();
 	check_plugin(argv[2]);

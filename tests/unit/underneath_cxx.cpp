@@ -133,6 +133,31 @@ int main(int argc, char **argv)
 		check(c.bytes == 0 && c.calls == 0, "failed new: %lld bytes in %llu calls",
 		      c.bytes, c.calls);
 	}
+	/* tcmalloc's new mode: its malloc calls the new handler when it fails. A size
+	 * that the record would take past SIZE_MAX, or past PTRDIFF_MAX with an
+	 * alignment, reaches it as it is, and fails there. */
+	if (!never && !strcmp(name, "tcmalloc")) {
+		auto set_mode = reinterpret_cast<int (*)(int)>(dlsym(RTLD_DEFAULT, "tc_set_new_mode"));
+		check(set_mode != nullptr, "no tc_set_new_mode");
+		int old_mode = set_mode ? set_mode(1) : 0;
+		static volatile size_t past_record = SIZE_MAX - 4, past_align = SIZE_MAX - 100000;
+		for (int form = 0; set_mode && form < 4; form++) {
+			handler_calls = 0;
+			std::set_new_handler(give_up);
+			void *volatile p = nullptr;
+			switch (form) {
+			case 0: p = malloc(past_record); break;
+			case 1: p = calloc(1, past_record); break;
+			case 2: p = realloc(nullptr, past_record); break;
+			default: p = memalign(32, past_align);
+			}
+			check(!p && handler_calls == 1, "new mode, form %d: %p, new handler called %d times",
+			      form, p, handler_calls);
+		}
+		std::set_new_handler(nullptr);
+		if (set_mode)
+			set_mode(old_mode);
+	}
 	if (failures) {
 		printf("%s", site_report_text());
 		return 1;
