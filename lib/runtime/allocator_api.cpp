@@ -42,6 +42,8 @@ enum class kind : uint8_t {
 	new_n,		/* operator new of count times size bytes (mimalloc's mi_new_n) */
 	duplicate,	/* a copy of a string, or of at most its next argument's bytes */
 	mallocx,	/* jemalloc's: a size and flags */
+	/* neither: what an allocation of a size would give */
+	usable_for,	/* the usable size of a block of that size (nallocx, mi_good_size) */
 };
 
 constexpr bool takes_block(kind k) { return k < kind::allocate; }
@@ -72,12 +74,14 @@ struct api_fn {
 	int8_t align = NONE;	/* the argument that holds the alignment */
 	bool zero = false;
 	bool bounded = false;	/* duplicate: at most the next argument's bytes */
+	int8_t flags = NONE;	/* usable_for: jemalloc's flags (nallocx) */
 };
 
 constexpr api_fn with_count(api_fn f, int8_t count) { return f.count = count, f; }
 constexpr api_fn with_align(api_fn f, int8_t align) { return f.align = align, f; }
 constexpr api_fn zeroed(api_fn f) { return f.zero = true, f; }
 constexpr api_fn bounded(api_fn f) { return f.bounded = true, f; }
+constexpr api_fn with_flags(api_fn f, int8_t flags) { return f.flags = flags, f; }
 
 constexpr api_fn g_table[] = {
 	/* jemalloc */
@@ -87,6 +91,8 @@ constexpr api_fn g_table[] = {
 	{ "rallocx", kind::resize, 0, counted::jemalloc_flags },
 	{ "xallocx", kind::grow_in_place_size, 0 },
 	{ "mallocx", kind::mallocx, 0 },
+	/* jemalloc and tcmalloc */
+	with_flags({ "nallocx", kind::usable_for, 0 }, 1),
 	/* tcmalloc (gperftools) */
 	{ "tc_free", kind::free_it, 0 },
 	{ "tc_cfree", kind::free_it, 0 },
@@ -104,6 +110,7 @@ constexpr api_fn g_table[] = {
 	{ "tc_delete_sized_aligned", kind::delete_it, 0 },
 	{ "tc_deletearray_sized_aligned", kind::delete_it, 0 },
 	{ "tc_malloc_size", kind::size_of, 0 },
+	with_flags({ "tc_nallocx", kind::usable_for, 0 }, 1),
 	{ "MallocExtension_GetAllocatedSize", kind::size_of, 0 },
 	/* tcmalloc and mimalloc */
 	{ "cfree", kind::free_it, 0 },
@@ -159,6 +166,9 @@ constexpr api_fn g_table[] = {
 	with_count({ "mi_new_n", kind::new_n, 1 }, 0),
 	{ "mi_strdup", kind::duplicate, 0 },
 	bounded({ "mi_strndup", kind::duplicate, 0 }),
+	{ "mi_good_size", kind::usable_for, 0 },
+	{ "mi_malloc_good_size", kind::usable_for, 0 },
+	{ "malloc_good_size", kind::usable_for, 0 },
 };
 constexpr unsigned NR_API = sizeof(g_table) / sizeof(g_table[0]);
 
@@ -342,22 +352,62 @@ template <unsigned N> [[gnu::noinline]] word resize_counted(word *args, size_t n
 	return (word)q;
 }
 
+/* The smallest block allocate_aligned() asks for, before the alignment (alloc.cpp). */
+constexpr size_t MIN_ALIGNED_RESERVE = 24;
+
+/* Row N's answer, usable_for: the usable size the library's block of n bytes gets,
+ * found by asking the allocator about the block the library would ask it for. 0 (the
+ * allocator's own answer) where it would not serve it. */
+template <unsigned N> word usable_for(word *args, size_t n)
+{
+	constexpr api_fn f = g_table[N];
+	uint32_t flags = f.flags != NONE ? (uint32_t)args[f.flags] : 0;
+	if (flags & ~JE_LG_ALIGN)	/* an arena or a thread cache: the allocator's */
+		return g_real[N](args[0], args[1], args[2], args[3], args[4], args[5]);
+	uint32_t lg = flags & JE_LG_ALIGN;
+	size_t below = sizeof(alloc_record), ask;
+	if (lg > LG_RECORD_ALIGN) {	/* the size and the alignment, aligned */
+		below = (size_t)1 << lg;
+		if (__builtin_add_overflow(n < MIN_ALIGNED_RESERVE ? MIN_ALIGNED_RESERVE : n, below,
+					   &ask))
+			return 0;
+	} else if (n < g_fast.small_end &&
+		   (!lg || backend::g_underneath != backend::underneath::first)) {
+		/* ALLOCINFO_HEAP=own: a slot, for malloc; for an alignment of 16 or
+		 * less too when the library comes first (its aligned path then takes the
+		 * fast path's, where the heap serves) */
+		return small::usable(small::class_of(n));
+	} else {	/* 0 bytes get one (allocate_foreign_inline()) */
+		if (__builtin_add_overflow(n + (n == 0), below, &ask))
+			return 0;
+		if (f.flags != NONE)
+			args[f.flags] = 0;
+	}
+	args[f.arg] = ask;
+	word r = g_real[N](args[0], args[1], args[2], args[3], args[4], args[5]);
+	return r >= below ? r - below : 0;
+}
+
 /* Row N's allocation, counted for the caller at ra. An argument the library does not
  * serve as the allocator would (an alignment that is not a power of two, a product
- * that overflows, jemalloc's arenas) gets the allocator's own answer, uncounted. */
+ * that overflows, jemalloc's arenas) gets the allocator's own answer, uncounted.
+ * usable_for rows answer for such an allocation. */
 template <unsigned N> [[gnu::noinline]] word make(word *args, uintptr_t ra)
 {
 	constexpr api_fn f = g_table[N];
 	size_t n = args[f.arg], align = 0;
 	bool zero = f.zero;
 	switch (f.what) {
+	case kind::usable_for:
+		return usable_for<N>(args, n);
 	case kind::mallocx: {
 		uint32_t flags = (uint32_t)args[1];
-		if (n == 0 || (flags & ~(JE_LG_ALIGN | JE_ZERO)))
+		if (flags & ~(JE_LG_ALIGN | JE_ZERO))
 			break;
+		/* Any alignment asked for takes memalign()'s path, as usable_for()
+		 * answers: no slot of the small-block heap. */
 		uint32_t lg = flags & JE_LG_ALIGN;
-		return (word)caller_allocate(n, lg > LG_RECORD_ALIGN ? (size_t)1 << lg : 0,
-					     flags & JE_ZERO, ra);
+		return (word)caller_allocate(n, lg ? (size_t)1 << lg : 0, flags & JE_ZERO, ra);
 	}
 	case kind::duplicate:
 		if (!n)
