@@ -468,6 +468,49 @@ constexpr std::array<real_fn, sizeof...(N)> make_entries(std::integer_sequence<u
 constexpr std::array<real_fn, NR_API> g_entries =
 	make_entries(std::make_integer_sequence<unsigned, NR_API>());
 
+/*
+ * tcmalloc's C++ interface, MallocExtension::instance()->GetAllocatedSize(p): a
+ * virtual call, which no symbol names, so each implementation's vtable entry is
+ * pointed at an entry point of ours. tcmalloc calls it itself too: its
+ * tc_malloc_size() and malloc_usable_size() are that call, made as a tail call, and
+ * the library asks them the size of the allocator's block under each of its own. A
+ * call from the allocator's code or from the library's therefore stays the
+ * allocator's: asked whether the block is the library's, the allocator's block under
+ * one of ours would be judged by the bytes below it, the end of the block below,
+ * which the program writes. Only other objects' calls are asked.
+ */
+struct virtual_size {
+	const char *vtable, *method;
+};
+constexpr virtual_size g_virtual_sizes[] = {
+	{ "_ZTV22TCMallocImplementation", "_ZN22TCMallocImplementation16GetAllocatedSizeEPKv" },
+	{ "_ZTV25DebugMallocImplementation",
+	  "_ZN25DebugMallocImplementation16GetAllocatedSizeEPKv" },
+};
+constexpr unsigned NR_VIRTUAL_SIZES = sizeof(g_virtual_sizes) / sizeof(g_virtual_sizes[0]);
+
+using virtual_size_fn = size_t (*)(const void *self, const void *p);
+virtual_size_fn g_real_virtual_size[NR_VIRTUAL_SIZES];
+struct code {
+	uintptr_t lo, hi;	/* [lo, hi) */
+	bool holds(uintptr_t a) const { return a - lo < hi - lo; }
+};
+code g_allocator_code, g_library_code;
+
+template <unsigned I> size_t allocated_size(const void *self, const void *p)
+{
+	uintptr_t ra = (uintptr_t)__builtin_return_address(0);
+	void *block = const_cast<void *>(p);
+	if (g_allocator_code.holds(ra) || g_library_code.holds(ra) || !block_is_ours(block))
+		return g_real_virtual_size[I](self, p);
+	return block_usable_size(block);
+}
+
+constexpr virtual_size_fn g_virtual_size_entries[] = { &allocated_size<0>, &allocated_size<1> };
+static_assert(sizeof(g_virtual_size_entries) / sizeof(g_virtual_size_entries[0]) ==
+		      NR_VIRTUAL_SIZES,
+	      "an entry point for each vtable");
+
 /* The first object in lookup order that defines `name`. */
 struct link_map *first_definer(const char *name)
 {
@@ -503,6 +546,16 @@ unsigned allocator_api_entries(struct link_map *allocator, struct link_map *self
 		if (takes_block(g_table[i].what))
 			redirect_symbol(allocator, g_table[i].name, fns[n - 1]);
 	}
+	if (code_range(allocator, &g_allocator_code.lo, &g_allocator_code.hi) &&
+	    code_range(self, &g_library_code.lo, &g_library_code.hi))
+		for (unsigned i = 0; i < NR_VIRTUAL_SIZES; i++) {
+			const virtual_size &v = g_virtual_sizes[i];
+			g_real_virtual_size[i] = reinterpret_cast<virtual_size_fn>(
+				defined_symbol(allocator, v.method));
+			if (g_real_virtual_size[i])
+				redirect_virtual(allocator, v.vtable, v.method,
+						 reinterpret_cast<void *>(g_virtual_size_entries[i]));
+		}
 	for (unsigned i = 0; i < NR_SAME && n < max; i++) {
 		if (!defined_symbol(allocator, g_same[i].name) ||
 		    first_definer(g_same[i].name) != allocator)

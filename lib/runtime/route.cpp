@@ -422,28 +422,79 @@ void *defined_symbol(const struct link_map *map, const char *name)
 	return sym ? reinterpret_cast<void *>(map->l_addr + sym->st_value) : nullptr;
 }
 
+/* Stores value at `at`, a word of the object at `base`, lifting the page's protection
+ * for the one store if it must (RELRO). Never where code lies on the same page: it
+ * would not run while unwritable. */
+bool store_in_object(uintptr_t base, uintptr_t *at, uintptr_t value)
+{
+	int prot = segment_protection(base, (uintptr_t)at);
+	if (prot < 0 || (prot & PROT_EXEC))
+		return false;
+	if (prot & PROT_WRITE) {
+		__atomic_store_n(at, value, __ATOMIC_RELEASE);
+		return true;
+	}
+	void *page = reinterpret_cast<void *>(page_down((uintptr_t)at));
+	size_t len = (size_t)sysconf(_SC_PAGESIZE);
+	if (mprotect(page, len, prot | PROT_WRITE))
+		return false;
+	__atomic_store_n(at, value, __ATOMIC_RELEASE);
+	mprotect(page, len, prot);
+	return true;
+}
+
 bool redirect_symbol(const struct link_map *map, const char *name, void *fn)
 {
 	auto *sym = const_cast<ElfW(Sym) *>(symbol_entry(map, name));
 	if (!sym)
 		return false;
-	uintptr_t value = (uintptr_t)fn - map->l_addr;	/* the loader adds l_addr back */
-	uintptr_t at = (uintptr_t)&sym->st_value;
-	int prot = segment_protection(map->l_addr, at);
-	/* Never where code lies on the same page: it would not run while unwritable. */
-	if (prot < 0 || (prot & PROT_EXEC))
-		return false;
-	if (prot & PROT_WRITE) {
-		__atomic_store_n(&sym->st_value, value, __ATOMIC_RELEASE);
-		return true;
-	}
-	void *page = reinterpret_cast<void *>(page_down(at));
-	size_t len = (size_t)sysconf(_SC_PAGESIZE);
-	if (mprotect(page, len, prot | PROT_WRITE))
-		return false;
-	__atomic_store_n(&sym->st_value, value, __ATOMIC_RELEASE);
-	mprotect(page, len, prot);
-	return true;
+	static_assert(sizeof(sym->st_value) == sizeof(uintptr_t), "a symbol's value is a word");
+	return store_in_object(map->l_addr, reinterpret_cast<uintptr_t *>(&sym->st_value),
+			       (uintptr_t)fn - map->l_addr);	/* the loader adds l_addr back */
+}
+
+unsigned redirect_virtual(const struct link_map *map, const char *vtable, const char *method,
+			  void *fn)
+{
+	const ElfW(Sym) *vt = symbol_entry(map, vtable);
+	uintptr_t target = (uintptr_t)defined_symbol(map, method);
+	if (!vt || !target || ELF64_ST_TYPE(vt->st_info) != STT_OBJECT)
+		return 0;
+	auto *slot = reinterpret_cast<uintptr_t *>(map->l_addr + vt->st_value);
+	unsigned done = 0;
+	for (size_t i = 0; i < vt->st_size / sizeof(uintptr_t); i++)
+		if (__atomic_load_n(&slot[i], __ATOMIC_RELAXED) == target &&
+		    store_in_object(map->l_addr, &slot[i], (uintptr_t)fn))
+			done++;
+	return done;
+}
+
+bool code_range(const struct link_map *map, uintptr_t *lo, uintptr_t *hi)
+{
+	struct query {
+		uintptr_t base, lo, hi;
+	} q = { map->l_addr, UINTPTR_MAX, 0 };
+	dl_iterate_phdr(
+		[](struct dl_phdr_info *info, size_t, void *arg) {
+			auto *found = static_cast<query *>(arg);
+			if (info->dlpi_addr != found->base)
+				return 0;
+			for (int i = 0; i < info->dlpi_phnum; i++) {
+				const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+				if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+					continue;
+				uintptr_t start = found->base + ph.p_vaddr;
+				if (start < found->lo)
+					found->lo = start;
+				if (start + ph.p_memsz > found->hi)
+					found->hi = start + ph.p_memsz;
+			}
+			return 1;
+		},
+		&q);
+	*lo = q.lo;
+	*hi = q.hi;
+	return q.lo < q.hi;
 }
 
 #ifndef ALLOCINFO_NO_ROUTING

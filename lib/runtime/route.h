@@ -27,6 +27,15 @@ void *defined_symbol(const struct link_map *map, const char *name) HIDDEN;
  * dlsym(). Not done (false) where the symbol table shares a page with code. */
 bool redirect_symbol(const struct link_map *map, const char *name, void *fn) HIDDEN;
 
+/* Points the entries of the object's C++ vtable `vtable` (its symbol, mangled) that
+ * lead to its function `method` at fn, so that a virtual call reaches fn. Returns how
+ * many entries now do. */
+unsigned redirect_virtual(const struct link_map *map, const char *vtable, const char *method,
+			  void *fn) HIDDEN;
+
+/* The addresses of the object's code, [lo, hi): false when it has none. */
+bool code_range(const struct link_map *map, uintptr_t *lo, uintptr_t *hi) HIDDEN;
+
 /* Rewrites the entries of every loaded object but the allocator's own (whose calls to
  * itself stay its own) and the dynamic loader's, for the malloc family when
  * malloc_family (the allocator comes first; `self` is liballocinfo) and for the

@@ -16,6 +16,11 @@
 
 #include <new>
 
+#if __has_include(<gperftools/malloc_extension.h>)
+#include <gperftools/malloc_extension.h>
+#define HAVE_MALLOC_EXTENSION 1
+#endif
+
 #include "site_report.h"
 
 static int failures;
@@ -158,6 +163,67 @@ int main(int argc, char **argv)
 		if (set_mode)
 			set_mode(old_mode);
 	}
+#ifdef HAVE_MALLOC_EXTENSION
+	/* tcmalloc's C++ interface: MallocExtension::instance()->GetAllocatedSize(p), a
+	 * virtual call, must give a block of malloc's the size malloc_usable_size gives
+	 * (not the size of the allocator's block around it, 16 bytes more), and give the
+	 * allocator's own blocks their own. */
+	auto instance = reinterpret_cast<MallocExtension *(*)()>(
+		dlsym(RTLD_DEFAULT, "_ZN15MallocExtension8instanceEv"));
+	if (!strcmp(name, "tcmalloc")) {
+		check(instance != nullptr, "no MallocExtension::instance()");
+		auto own_malloc = reinterpret_cast<void *(*)(size_t)>(dlsym(RTLD_DEFAULT, "tc_malloc"));
+		for (size_t n = 0; instance && own_malloc && n < 70000; n += n < 1024 ? 7 : 997) {
+			void *p = malloc(n), *own = own_malloc(n);
+			size_t got = instance()->GetAllocatedSize(p);
+			check(got == malloc_usable_size(p), "GetAllocatedSize of %zu bytes: %zu, not %zu",
+			      n, got, malloc_usable_size(p));
+			check(instance()->GetAllocatedSize(own) == allocator_usable(name, own),
+			      "GetAllocatedSize of its own %zu bytes: %zu, not %zu", n,
+			      instance()->GetAllocatedSize(own), allocator_usable(name, own));
+			free(p);
+			free(own);
+		}
+		/* The library asks tcmalloc the size of the block under each of its own,
+		 * and tcmalloc's answer is that same virtual call, from inside it: it
+		 * must stay tcmalloc's. Were it asked whether the block is the library's,
+		 * a record forged by the program at the end of the block below (its own
+		 * data) would be believed. */
+		enum { N = 64, SIZE = 32 };
+		char *near[N], *lower = nullptr, *upper = nullptr;
+		const char *heap = getenv("ALLOCINFO_HEAP");
+		bool records = !never && !(heap && !strcmp(heap, "own"));	/* else slots */
+		/* tcmalloc's own class of a block with its record: what lies between two
+		 * neighbours (dlsym's tc_nallocx is tcmalloc's, not routed) */
+		auto own_nallocx = reinterpret_cast<size_t (*)(size_t, int)>(
+			dlsym(RTLD_DEFAULT, "tc_nallocx"));
+		size_t step = own_nallocx ? own_nallocx(SIZE + 16, 0) : 0;
+		for (int i = 0; i < N; i++)
+			near[i] = static_cast<char *>(malloc(SIZE));
+		for (int i = 0; i < N && !upper && records; i++)
+			for (int j = 0; j < N && !upper; j++)
+				if (near[j] == near[i] + step) {
+					lower = near[i];
+					upper = near[j];
+				}
+		check(!records || upper, "no two neighbouring blocks of %d bytes: the case is not tried",
+		      SIZE);
+		if (upper) {
+			/* A size past the block's: believed, it would be the usable size. */
+			struct {
+				unsigned long long size;
+				unsigned int counter, meta;
+			} forged = { 100 * SIZE, 16, ALLOCINFO__MAGIC_V1 | 0x20 };
+			memcpy(lower + SIZE - sizeof(forged), &forged, sizeof(forged));
+			__asm__ volatile("" : : "r"(lower) : "memory");
+			check(malloc_usable_size(upper) == SIZE,
+			      "below a record forged at the end of its neighbour: usable %zu, not %d",
+			      malloc_usable_size(upper), SIZE);
+		}
+		for (int i = 0; i < N; i++)
+			free(near[i]);
+	}
+#endif
 	if (failures) {
 		printf("%s", site_report_text());
 		return 1;
