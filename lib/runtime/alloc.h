@@ -339,7 +339,7 @@ size_t block_usable_size(void *p) HIDDEN;
 /* What the allocator's own allocating functions do (allocator_api.cpp), counted for
  * the caller at ra as malloc's blocks are: a block of n bytes (aligned to align unless
  * 0, zeroed if asked); realloc(); operator new (throws, or calls the new handler, as
- * it does); a copy of the n bytes at s with a terminating zero. */
+ * it does); a copy of at most n bytes of the string s, with a terminating zero. */
 void *caller_allocate(size_t n, size_t align, bool zero, uintptr_t ra) HIDDEN;
 void *caller_resize(void *p, size_t n, uintptr_t ra) HIDDEN;
 void *caller_new(size_t n, uintptr_t ra) HIDDEN;

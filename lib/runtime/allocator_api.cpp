@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The allocator's own functions that take a block (allocator_api.h): a table of them,
- * one entry point per table row, and what each kind does with a block of ours.
+ * The allocator's own functions (allocator_api.h): a table of them, one entry point per
+ * table row, and what each kind does: with a block of ours, when it takes one; in the
+ * library's name, when it makes one or predicts one's size.
  *
  * Every argument of these functions is an integer or a pointer, passed in registers
  * (at most six), and each returns one word or nothing: one shape of entry point, which
@@ -356,8 +357,9 @@ template <unsigned N> [[gnu::noinline]] word resize_counted(word *args, size_t n
 constexpr size_t MIN_ALIGNED_RESERVE = 24;
 
 /* Row N's answer, usable_for: the usable size the library's block of n bytes gets,
- * found by asking the allocator about the block the library would ask it for. 0 (the
- * allocator's own answer) where it would not serve it. */
+ * found by asking the allocator about the block the library would ask it for; 0 for a
+ * size past what can be had; the allocator's own answer for an arena or a thread
+ * cache, whose blocks it makes itself. */
 template <unsigned N> word usable_for(word *args, size_t n)
 {
 	constexpr api_fn f = g_table[N];

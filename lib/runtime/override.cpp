@@ -875,8 +875,8 @@ void *caller_allocate(size_t n, size_t align, bool zero, uintptr_t ra)
 	if (!align)
 		return zero ? do_calloc(1, n, ra) : do_malloc(n, ra);
 	void *p = caller_memalign(align, n, ra);
-	if (p && zero)
-		memset(p, 0, n);
+	if (p && zero)	/* all it holds, as the allocators zero their blocks */
+		memset(p, 0, block_usable_size(p));
 	return p;
 }
 
