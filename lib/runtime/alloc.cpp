@@ -79,8 +79,20 @@ void release_large(alloc_record *rec, size_t size) noexcept
 	backend::free(rec);
 }
 
+/* Over glibc's allocator, a size too large for the record gets glibc's answer without
+ * asking: in the sanitizer builds the allocator underneath is the sanitizer's, which
+ * reports such a size as an error where glibc returns ENOMEM. */
+static bool answer_too_large_here(bool foreign)
+{
+	return !foreign && backend::g_underneath == backend::underneath::glibc;
+}
+
 void *allocate_edge(uint32_t slot, size_t size, bool zero, uint32_t flags, bool foreign)
 {
+	if (size && answer_too_large_here(foreign)) {
+		errno = ENOMEM;
+		return nullptr;
+	}
 	size_t total = size ? size : sizeof(alloc_record) + 1;
 	void *p = foreign ? (zero ? backend::foreign.calloc(1, total) : backend::foreign.malloc(total))
 			  : (zero ? backend::calloc(1, total) : backend::malloc(total));
@@ -199,9 +211,13 @@ void *allocate_aligned(uint32_t slot, size_t align, size_t size, size_t reserve,
 		return allocate_with_tail(slot, align, size, reserve, flags);
 	bool foreign = flags & RECORD_F_FOREIGN;
 	size_t total;
-	if (__builtin_add_overflow(reserve, align, &total) || total > PTRDIFF_MAX)
-		/* as allocate_edge() does */
+	if (__builtin_add_overflow(reserve, align, &total) || total > PTRDIFF_MAX) {
+		if (answer_too_large_here(foreign)) {	/* as allocate_edge() does */
+			errno = ENOMEM;
+			return nullptr;
+		}
 		return foreign ? backend::foreign.memalign(align, size) : backend::memalign(align, size);
+	}
 	char *base = static_cast<char *>(foreign ? backend::foreign.memalign(align, total)
 						 : backend::memalign(align, total));
 	if (!base)
