@@ -548,8 +548,8 @@ unsigned allocator_api_entries(struct link_map *allocator, struct link_map *self
 		if (takes_block(g_table[i].what))
 			redirect_symbol(allocator, g_table[i].name, fns[n - 1]);
 	}
-	if (code_range(allocator, &g_allocator_code.lo, &g_allocator_code.hi) &&
-	    code_range(self, &g_library_code.lo, &g_library_code.hi))
+	if (code_range(allocator->l_addr, &g_allocator_code.lo, &g_allocator_code.hi) &&
+	    code_range(self->l_addr, &g_library_code.lo, &g_library_code.hi))
 		for (unsigned i = 0; i < NR_VIRTUAL_SIZES; i++) {
 			const virtual_size &v = g_virtual_sizes[i];
 			g_real_virtual_size[i] = reinterpret_cast<virtual_size_fn>(

@@ -469,16 +469,16 @@ unsigned redirect_virtual(const struct link_map *map, const char *vtable, const 
 	return done;
 }
 
-bool code_range(const struct link_map *map, uintptr_t *lo, uintptr_t *hi)
+bool code_range(uintptr_t base, uintptr_t *lo, uintptr_t *hi)
 {
 	struct query {
 		uintptr_t base, lo, hi;
-	} q = { map->l_addr, UINTPTR_MAX, 0 };
+	} q = { base, UINTPTR_MAX, 0 };
 	dl_iterate_phdr(
 		[](struct dl_phdr_info *info, size_t, void *arg) {
 			auto *found = static_cast<query *>(arg);
-			if (info->dlpi_addr != found->base)
-				return 0;
+			if (info->dlpi_addr != found->base || !info->dlpi_name || !info->dlpi_name[0])
+				return 0;	/* another object, or the program itself */
 			for (int i = 0; i < info->dlpi_phnum; i++) {
 				const ElfW(Phdr) &ph = info->dlpi_phdr[i];
 				if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
@@ -492,9 +492,11 @@ bool code_range(const struct link_map *map, uintptr_t *lo, uintptr_t *hi)
 			return 1;
 		},
 		&q);
+	if (q.lo >= q.hi)
+		return false;
 	*lo = q.lo;
 	*hi = q.hi;
-	return q.lo < q.hi;
+	return true;
 }
 
 #ifndef ALLOCINFO_NO_ROUTING

@@ -33,8 +33,10 @@ bool redirect_symbol(const struct link_map *map, const char *name, void *fn) HID
 unsigned redirect_virtual(const struct link_map *map, const char *vtable, const char *method,
 			  void *fn) HIDDEN;
 
-/* The addresses of the object's code, [lo, hi): false when it has none. */
-bool code_range(const struct link_map *map, uintptr_t *lo, uintptr_t *hi) HIDDEN;
+/* The addresses of the code of the shared object loaded at base (its load bias, a
+ * link map's l_addr), [lo, hi): false (and nothing written) when no object but the
+ * program itself is there, or it has no code. */
+bool code_range(uintptr_t base, uintptr_t *lo, uintptr_t *hi) HIDDEN;
 
 /* Rewrites the entries of every loaded object but the allocator's own (whose calls to
  * itself stay its own) and the dynamic loader's, for the malloc family when

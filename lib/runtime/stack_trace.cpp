@@ -10,6 +10,7 @@
 
 #include "frames.h"
 #include "options.h"
+#include "route.h"	/* code_range() */
 
 namespace allocinfo {
 namespace stack_trace {
@@ -39,24 +40,6 @@ bool own(uintptr_t ip)
 	return ip >= g_own_lo && ip < g_own_hi;
 }
 
-int find_own_text(struct dl_phdr_info *info, size_t, void *data)
-{
-	auto *base = static_cast<uintptr_t *>(data);
-	if (info->dlpi_addr != *base || !info->dlpi_name || !info->dlpi_name[0])
-		return 0;	/* not ours, or the program itself */
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) &ph = info->dlpi_phdr[i];
-		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
-			continue;
-		uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
-		if (!g_own_lo || lo < g_own_lo)
-			g_own_lo = lo;
-		if (lo + ph.p_memsz > g_own_hi)
-			g_own_hi = lo + ph.p_memsz;
-	}
-	return 1;
-}
-
 /* The unwinder's three functions in h; false (and none kept) unless all are there. */
 bool find_unwinder(void *h)
 {
@@ -82,7 +65,7 @@ void prepare_once()
 	if (dladdr(reinterpret_cast<void *>(&capture), &di) && di.dli_fbase) {
 		uintptr_t base = (uintptr_t)di.dli_fbase;
 		/* dlpi_addr is the load bias, which is the base for a shared object. */
-		dl_iterate_phdr(find_own_text, &base);
+		code_range(base, &g_own_lo, &g_own_hi);
 	}
 	/* The process's own unwinder, else libgcc_s's, as the wrapper walk finds it. */
 	void *h;
