@@ -21,6 +21,7 @@ uint32_t g_foreign_flag;
 bool g_fast_path = true;
 underneath g_underneath = underneath::glibc;
 bool g_no_records;
+bool g_program_allocator;
 
 namespace {
 size_t (*next_usable_size)(void *);
@@ -166,6 +167,18 @@ void init(bool never)
 	struct link_map *self = object_of(reinterpret_cast<const void *>(&init));
 	if (!libc || !self)
 		return;
+	/* malloc or free built into the executable (an allocator linked statically, a
+	 * wrapper of its own): the program's calls of them are bound inside it, where
+	 * no routing reaches, so a block with a record in front that got there (a
+	 * strdup() through libc's routed malloc) would be freed 16 bytes into the
+	 * allocator's block. Then no block gets a record: the library keeps out of the
+	 * way, as with ALLOCINFO=never (start-up says so). */
+	struct link_map *program = _r_debug.r_map;
+	if (program && program != self &&
+	    (defined_symbol(program, "malloc") || defined_symbol(program, "free"))) {
+		g_program_allocator = true;
+		never = true;
+	}
 	struct link_map *before = nullptr, *after = nullptr;
 	bool self_seen = false;
 	for (struct link_map *map = _r_debug.r_map; map; map = map->l_next) {

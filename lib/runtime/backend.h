@@ -63,6 +63,9 @@ extern underneath g_underneath HIDDEN;
  * nothing below a pointer is read, and every block goes back to the allocator as it
  * is: its free is the allocator's whatever the program wrote below it. */
 extern bool g_no_records HIDDEN;
+/* The executable defines malloc or free itself: nothing is counted, as with
+ * ALLOCINFO=never (init()). */
+extern bool g_program_allocator HIDDEN;
 /* The library's calls to glibc's __libc_* functions (the fast path's, and
  * malloc()'s with counting off) allocate from the allocator underneath: glibc's, or
  * another that the library's own GOT entries for them now lead to (route.h's
@@ -75,8 +78,9 @@ extern bool g_fast_path HIDDEN;
 void *got_entry(unsigned i) HIDDEN;
 
 /* Finds the allocator underneath (and routes the process's calls to us when it comes
- * first, unless `never`: then they stay the allocator's, and so do its blocks);
- * called once, at the start of start-up, before anything is allocated. */
+ * first, unless `never`, or the allocator is the executable's own: then they stay the
+ * allocator's, and so do its blocks); called once, at the start of start-up, before
+ * anything is allocated. */
 void init(bool never) HIDDEN;
 
 /* A record-less block (made while counting was off, or by the allocator directly)

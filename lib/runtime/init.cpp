@@ -139,7 +139,10 @@ void start()
 	backend::init(o.mode == profiling_mode::never);
 	g_fast.plain_free_checked = backend::g_foreign_flag != 0;
 	page_starts::g_guarded = backend::g_foreign_flag != 0 && !RECORD_ALWAYS;
-	if (o.mode == profiling_mode::never) {
+	if (backend::g_program_allocator && o.mode != profiling_mode::never)
+		log_message("the program defines malloc or free itself, and its own calls "
+			    "of them cannot be routed: nothing is counted (as with ALLOCINFO=never)");
+	if (o.mode == profiling_mode::never || backend::g_program_allocator) {
 		__atomic_store_n(&g_fast.state, STATE_NEVER, __ATOMIC_RELEASE);
 		set_plain_when_off();	/* every block plain, cheaply */
 		return;

@@ -127,6 +127,10 @@ endif
 TESTS += tests/integration/underneath.sh
 endif
 EXTRA_DIST += tests/integration/underneath.sh
+# A program whose malloc and free are its own (built into the executable): left to
+# them, uncounted. Built by the script, with cc and allocinfo-cc.
+TESTS += tests/integration/program_allocator.sh
+EXTRA_DIST += tests/integration/program_allocator.sh tests/integration/program_allocator_prog.c
 # Declared wrappers (ALLOCINFO_WRAPPERS): a library of nested wrappers reached through
 # function pointers, and a program of the same, each built without and with the header.
 check_LTLIBRARIES += tests/integration/libwrapfix_plain.la tests/integration/libwrapfix_tagged.la

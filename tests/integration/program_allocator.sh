@@ -1,0 +1,84 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# A program whose malloc and free are built into the executable (an allocator of its
+# own, or jemalloc or tcmalloc linked statically): its calls of free cannot be routed,
+# so the library must leave every block to that allocator, count nothing, and say so
+# once. program_allocator_prog.c checks that libc's blocks for it are the allocator's
+# own and that its free() sees no other pointer; built here with cc and with
+# allocinfo-cc (which compiles a file that defines malloc() without the header, and
+# links the library), and with each static allocator installed.
+set -u
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+[ "${ALLOCINFO_SANITIZER:-no}" = no ] ||
+	{ echo "skip: a sanitizer's malloc cannot be replaced by the program's"; exit 77; }
+CC=${CC:-cc}
+command -v "$CC" >/dev/null || { echo "skip: no C compiler"; exit 77; }
+: "${top_srcdir:?}" "${top_builddir:?}" "${ALLOCINFO_LIB:?}"
+SRC=$top_srcdir/tests/integration/program_allocator_prog.c
+LIBDIR=$top_builddir/lib/.libs
+W=$(mktemp -d "${TMPDIR:-/tmp}/allocinfo-progalloc.XXXXXX") || exit 99
+trap 'rm -rf "$W"' EXIT
+MESSAGE='^allocinfo: the program defines malloc or free itself, and its own calls of them cannot be routed: nothing is counted (as with ALLOCINFO=never)$'
+ran=0 failed=0
+
+# build OUT ARGS...: with cc, and with allocinfo-cc as OUT_cc.
+build() {
+	out=$1
+	shift
+	"$CC" -O1 -Wall -o "$W/$out" "$@" || exit 99
+	ALLOCINFO_CC=$CC ALLOCINFO_INCLUDEDIR=$top_srcdir/include ALLOCINFO_LIBDIR=$LIBDIR \
+		sh "$top_builddir/tools/allocinfo-cc" -O1 -Wall -o "$W/${out}_cc" "$@" || exit 99
+}
+build plain "$SRC"
+
+# expect PROGRAM MESSAGES ENV...: "ok", exit 0, and MESSAGES lines of the library's
+# (the notice once, or none).
+expect() {
+	prog=$1 messages=$2
+	shift 2
+	ran=$((ran + 1))
+	env "$@" "$W/$prog" >"$W/out" 2>"$W/err"
+	rc=$?
+	what="$prog${*:+, $*}"
+	if [ $rc -ne 0 ] || [ "$(cat "$W/out")" != ok ]; then
+		fail "$what (exit $rc)"
+		cat "$W/out" "$W/err" | head -n 20
+	elif [ "$(grep -c "$MESSAGE" "$W/err")" != "$messages" ] ||
+	     [ "$(grep -c . "$W/err")" != "$messages" ]; then
+		fail "$what: expected $messages notice(s) on stderr"
+		cat "$W/err"
+	else
+		echo "ok: $what"
+	fi
+}
+
+expect plain 0
+expect plain 1 LD_PRELOAD="$ALLOCINFO_LIB"
+expect plain 0 LD_PRELOAD="$ALLOCINFO_LIB" ALLOCINFO=never
+expect plain 1 LD_PRELOAD="$ALLOCINFO_LIB" ALLOCINFO_DEBUG=1
+expect plain 1 LD_PRELOAD="$ALLOCINFO_LIB" ALLOCINFO_HEAP=own
+expect plain_cc 1
+expect plain_cc 0 ALLOCINFO=never
+expect plain_cc 1 ALLOCINFO=0
+expect plain_cc 1 ALLOCINFO_DEBUG=1 ALLOCINFO_HEAP=own
+
+# Allocators linked statically: the executable defines their malloc and free.
+for a in jemalloc:"-lpthread -ldl -lm" tcmalloc_minimal:"-lstdc++ -lpthread -lm"; do
+	name=${a%%:*} libs=${a#*:}
+	archive=$("$CC" -print-file-name="lib$name.a")
+	if [ ! -f "$archive" ]; then
+		echo "skip: no lib$name.a"
+		continue
+	fi
+	build "static_$name" -DSTATIC_ALLOCATOR "$SRC" "$archive" $libs
+	expect "static_$name" 0
+	expect "static_$name" 1 LD_PRELOAD="$ALLOCINFO_LIB"
+	expect "static_$name" 0 LD_PRELOAD="$ALLOCINFO_LIB" ALLOCINFO=never
+	# Built with the header: its calls reach the library, which gives them the
+	# allocator's blocks.
+	expect "static_${name}_cc" 1
+	expect "static_${name}_cc" 1 ALLOCINFO_HEAP=own
+done
+
+echo "$((ran - failed)) passed, $failed failed"
+[ $failed -eq 0 ]
