@@ -139,7 +139,10 @@ void start()
 	backend::init(o.mode == profiling_mode::never);
 	g_fast.plain_free_checked = backend::g_foreign_flag != 0;
 	page_starts::g_guarded = backend::g_foreign_flag != 0 && !RECORD_ALWAYS;
-	if (backend::g_program_allocator && o.mode != profiling_mode::never)
+	/* Said to a terminal only: the program's own output to a file or a pipe (a test
+	 * suite comparing it, a log) stays what it is without the library. */
+	if (backend::g_program_allocator && o.mode != profiling_mode::never &&
+	    isatty(STDERR_FILENO))
 		log_message("the program defines malloc or free itself, and its own calls "
 			    "of them cannot be routed: nothing is counted (as with ALLOCINFO=never)");
 	if (o.mode == profiling_mode::never || backend::g_program_allocator) {
