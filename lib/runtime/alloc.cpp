@@ -349,7 +349,16 @@ void route_then_free_foreign(alloc_record *rec) noexcept
 	backend::foreign.free(rec);
 }
 
-void release_other(void *p) noexcept { release_other_as<ALLOCINFO_OP_FREE>(p); }
+void release_other(void *p, bool exported) noexcept
+{
+	/* A block the object before the library passes on to the exported free():
+	 * below's, unless the library made it (exported_off()). */
+	if (exported && unlikely(backend::g_passing_on) && !block_is_ours(p)) {
+		backend::below.free(p);
+		return;
+	}
+	release_other_as<ALLOCINFO_OP_FREE>(p);
+}
 void release_other_delete(void *p) noexcept { release_other_as<ALLOCINFO_OP_DELETE>(p); }
 
 void release_slow(void *p, int op) noexcept

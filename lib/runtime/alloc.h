@@ -245,7 +245,8 @@ static inline void release_foreign(alloc_record *rec, char *shard)
 
 /* free() of a block whose record is not exactly the plain one, or that has none
  * (made while counting was off); and the same for operator delete, for callbacks. */
-void release_other(void *p) noexcept HIDDEN;
+/* exported: reached from the exported free() (backend::g_passing_on). */
+void release_other(void *p, bool exported = false) noexcept HIDDEN;
 void release_other_delete(void *p) noexcept HIDDEN;
 /* free() of a block whose record is not plain: aligned, uncounted, debug, made while
  * user callbacks were registered (callbacks.h). */
@@ -277,6 +278,7 @@ static inline void release_small(void *p, uintptr_t small_base)
 
 /* Every branch away from the common case ends in a tail call, so that free() needs no
  * stack frame. */
+template <bool Exported = false>
 static inline void release(void *p, int op = ALLOCINFO_OP_FREE)
 {
 	uintptr_t small_base = g_fast.small_base;
@@ -288,7 +290,7 @@ static inline void release(void *p, int op = ALLOCINFO_OP_FREE)
 	/* Below a page's start nothing is read before release_other() knows it may be. */
 	if (unlikely(page_starts::starts_page(p) || rec->meta != RECORD_MAGIC)) {
 		if (op == ALLOCINFO_OP_FREE)
-			release_other(p);
+			release_other(p, Exported);
 		else
 			release_other_delete(p);
 		return;

@@ -22,6 +22,10 @@ bool g_fast_path = true;
 underneath g_underneath = underneath::glibc;
 bool g_no_records;
 bool g_program_allocator;
+bool g_passing_on;
+/* Filled at start-up, not initialised: the relocations of an initialiser naming
+ * __libc_malloc would be rewritten with the library's GOT (redirect_backend()). */
+table below;
 
 namespace {
 size_t (*next_usable_size)(void *);
@@ -111,10 +115,10 @@ void *memalign_by_aligned_alloc(size_t align, size_t n) noexcept
 	return foreign_aligned_alloc(align, rounded);
 }
 
-void *memalign_missing(size_t, size_t) noexcept
+/* What the program's aligned calls would reach without the library. */
+void *memalign_missing(size_t align, size_t n) noexcept
 {
-	errno = ENOMEM;
-	return nullptr;
+	return below.memalign(align, n);
 }
 
 size_t usable_size_missing(void *) noexcept
@@ -149,6 +153,24 @@ bool fill_foreign(struct link_map *map)
 		t.usable_size = usable_size_missing;
 	foreign = t;
 	return true;
+}
+
+/* `below`: the allocator after the library when it has malloc, calloc, realloc, free
+ * and memalign of its own; else glibc's. Before redirect_backend(). */
+void below_from(struct link_map *after, struct link_map *libc)
+{
+	below = { __libc_malloc, __libc_calloc, __libc_realloc, __libc_free, __libc_memalign,
+		  nullptr };
+	if (!after || after == libc)
+		return;
+	table t = {};
+	t.malloc = reinterpret_cast<decltype(t.malloc)>(own_symbol(after, "malloc"));
+	t.calloc = reinterpret_cast<decltype(t.calloc)>(own_symbol(after, "calloc"));
+	t.realloc = reinterpret_cast<decltype(t.realloc)>(own_symbol(after, "realloc"));
+	t.free = reinterpret_cast<decltype(t.free)>(own_symbol(after, "free"));
+	t.memalign = reinterpret_cast<decltype(t.memalign)>(own_symbol(after, "memalign"));
+	if (t.malloc && t.calloc && t.realloc && t.free && t.memalign)
+		below = t;
 }
 
 } /* namespace */
@@ -202,6 +224,8 @@ void init(bool never)
 	}
 	if (!chosen || !fill_foreign(chosen))
 		return;
+	g_passing_on = kind == underneath::first;
+	below_from(kind == underneath::first ? after : nullptr, libc);
 	g_fast_path = false;
 	g_underneath = kind;
 	g_foreign_flag = RECORD_F_FOREIGN;

@@ -66,6 +66,23 @@ extern bool g_no_records HIDDEN;
 /* The executable defines malloc or free itself: nothing is counted, as with
  * ALLOCINFO=never (init()). */
 extern bool g_program_allocator HIDDEN;
+/*
+ * `below`: what comes after the allocator underneath when it is not glibc's: after the
+ * library when that allocator comes first (glibc's functions, or those of another
+ * allocator there), glibc's when it comes next. An allocator without memalign,
+ * posix_memalign or aligned_alloc of its own (libmemusage.so has none) gets its
+ * aligned blocks there, as the program would without the library.
+ *
+ * When an object with a malloc comes before the library (underneath::first, then
+ * g_passing_on), the program's calls of malloc, calloc, realloc and free are routed
+ * to entry points of their own (or, with ALLOCINFO=never, stay that object's), so a
+ * call of the library's exported ones is that object passing its own call on to the
+ * next malloc, which dlsym(RTLD_NEXT) found to be the library's: a wrapper, as glibc's
+ * libmemusage.so is. It is served by `below`, without a record. Handed back to the
+ * object that comes first, as before, it recursed until the stack ran out.
+ */
+extern bool g_passing_on HIDDEN;
+extern table below HIDDEN;
 /* The library's calls to glibc's __libc_* functions (the fast path's, and
  * malloc()'s with counting off) allocate from the allocator underneath: glibc's, or
  * another that the library's own GOT entries for them now lead to (route.h's

@@ -101,11 +101,25 @@ template <bool Zero>
 	return site_malloc_slow(t, n, Zero);
 }
 
+/* The exported malloc's and calloc's way off the fast path: a call passed on to the
+ * library by the object before it (backend::g_passing_on) goes below. */
+template <bool Zero>
+[[gnu::noinline]] void *exported_off(size_t n, uintptr_t ra)
+{
+	ensure_init();	/* the first call of all may be one passed on */
+	if (unlikely(backend::g_passing_on))
+		return Zero ? backend::below.calloc(1, n) : backend::below.malloc(n);
+	if (likely(fast_go()))	/* started just now: counted, as before it */
+		return malloc_fast<Zero>(n, ra);
+	return malloc_off<Zero>(n, ra);
+}
+
+template <bool Exported = false>
 inline void *do_malloc(size_t n, uintptr_t ra)
 {
 	if (likely(fast_go()))
 		return malloc_fast<false>(n, ra);
-	return malloc_off<false>(n, ra);
+	return Exported ? exported_off<false>(n, ra) : malloc_off<false>(n, ra);
 }
 
 inline void *do_site_malloc(const alloc_tag *t, size_t n, bool zero)
@@ -125,6 +139,7 @@ inline void *do_site_calloc(const alloc_tag *t, size_t n, size_t m)
 	return do_site_malloc(t, total, true);
 }
 
+template <bool Exported = false>
 inline void *do_calloc(size_t n, size_t m, uintptr_t ra)
 {
 	size_t total;
@@ -134,7 +149,7 @@ inline void *do_calloc(size_t n, size_t m, uintptr_t ra)
 	}
 	if (likely(fast_go()))
 		return malloc_fast<true>(total, ra);
-	return malloc_off<true>(total, ra);
+	return Exported ? exported_off<true>(total, ra) : malloc_off<true>(total, ra);
 }
 
 /* slot_fn is called only when the allocation is counted; cs is the same call site,
@@ -175,10 +190,17 @@ inline bool pvalloc_size(size_t n, size_t *rounded)
 }
 
 template <typename SlotFn>
-inline void *do_realloc(void *p, size_t n, SlotFn slot_fn, callbacks::site cs)
+inline void *do_realloc(void *p, size_t n, SlotFn slot_fn, callbacks::site cs,
+			bool exported = false)
 {
 	slow_plan plan = { how::counted, 0 };
 	if (unlikely(!fast_go())) {
+		/* passed on by the object before the library (exported_off()) */
+		if (exported)
+			ensure_init();
+		if (exported && unlikely(backend::g_passing_on) && !block_is_ours(p)) {
+				return backend::below.realloc(p, n);
+		}
 		if (backend::g_no_records)	/* ALLOCINFO=never over another allocator */
 			return backend::foreign.realloc(p, n);
 		if (unlikely(callbacks::wanted()))
@@ -199,6 +221,8 @@ inline void *do_realloc(void *p, size_t n, SlotFn slot_fn, callbacks::site cs)
 	return reallocate(slot, p, n, plan.flags);
 }
 
+/* Exported: the exported free(), which a call passed on reaches (exported_off()). */
+template <bool Exported = false>
 inline void do_free(void *p, int op = ALLOCINFO_OP_FREE)
 {
 	if (unlikely(!p))
@@ -210,7 +234,7 @@ inline void do_free(void *p, int op = ALLOCINFO_OP_FREE)
 			return;
 		}
 	}
-	release(p, op);
+	release<Exported>(p, op);
 }
 
 inline void do_delete(void *p) { do_free(p, ALLOCINFO_OP_DELETE); }
@@ -274,14 +298,14 @@ extern "C" {
 
 /* ---- the malloc family ---------------------------------------------------------- */
 
-EXPORT void *malloc(size_t n) { return do_malloc(n, RA()); }
-EXPORT void free(void *p) { do_free(p); }
-EXPORT void *calloc(size_t n, size_t m) { return do_calloc(n, m, RA()); }
+EXPORT void *malloc(size_t n) { return do_malloc<true>(n, RA()); }
+EXPORT void free(void *p) { do_free<true>(p); }
+EXPORT void *calloc(size_t n, size_t m) { return do_calloc<true>(n, m, RA()); }
 
 EXPORT void *realloc(void *p, size_t n)
 {
 	uintptr_t ra = RA();
-	return do_realloc(p, n, [ra] { return slot_for_caller(ra); }, { nullptr, ra });
+	return do_realloc(p, n, [ra] { return slot_for_caller(ra); }, { nullptr, ra }, true);
 }
 
 EXPORT void *reallocarray(void *p, size_t n, size_t m)

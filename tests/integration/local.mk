@@ -131,6 +131,14 @@ EXTRA_DIST += tests/integration/underneath.sh
 # them, uncounted. Built by the script, with cc and allocinfo-cc.
 TESTS += tests/integration/program_allocator.sh
 EXTRA_DIST += tests/integration/program_allocator.sh tests/integration/program_allocator_prog.c
+# A malloc wrapper that passes every call on to the next malloc (libmemusage.so's
+# kind), preloaded before or after the library by program_allocator.sh and
+# underneath.sh.
+check_LTLIBRARIES += tests/integration/libpasson.la
+tests_integration_libpasson_la_SOURCES = tests/integration/pass_on_wrapper.c
+tests_integration_libpasson_la_CFLAGS = $(AM_CFLAGS) -g -O1
+tests_integration_libpasson_la_LIBADD = $(DL_LIBS)
+tests_integration_libpasson_la_LDFLAGS = -rpath /nowhere -avoid-version
 # Declared wrappers (ALLOCINFO_WRAPPERS): a library of nested wrappers reached through
 # function pointers, and a program of the same, each built without and with the header.
 check_LTLIBRARIES += tests/integration/libwrapfix_plain.la tests/integration/libwrapfix_tagged.la

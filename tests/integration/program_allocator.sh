@@ -89,7 +89,7 @@ for a in jemalloc:"-lpthread -ldl -lm" tcmalloc_minimal:"-lstdc++ -lpthread -lm"
 		echo "skip: no lib$name.a"
 		continue
 	fi
-	build "static_$name" -DSTATIC_ALLOCATOR "$SRC" "$archive" $libs
+	build "static_$name" -DNO_OWN_MALLOC "$SRC" "$archive" $libs
 	expect "static_$name"
 	expect "static_$name" LD_PRELOAD="$ALLOCINFO_LIB"
 	expect "static_$name" LD_PRELOAD="$ALLOCINFO_LIB" ALLOCINFO=never
@@ -99,6 +99,23 @@ for a in jemalloc:"-lpthread -ldl -lm" tcmalloc_minimal:"-lstdc++ -lpthread -lm"
 	expect "static_${name}_cc" ALLOCINFO_HEAP=own
 	on_terminal "static_${name}_cc" 1
 done
+
+# A wrapper that passes each call on to the next malloc (libpasson.so, as glibc's
+# libmemusage.so does), preloaded before the library (which its calls then reach, to be
+# served by glibc's malloc) and after it, into a program without a malloc of its own.
+WRAP=$top_builddir/tests/integration/.libs/libpasson.so
+if [ -f "$WRAP" ]; then
+	build libc -DNO_OWN_MALLOC "$SRC"
+	for order in "$WRAP $ALLOCINFO_LIB" "$ALLOCINFO_LIB $WRAP"; do
+		for mode in A=1 ALLOCINFO=never ALLOCINFO=0 ALLOCINFO_DEBUG=1 ALLOCINFO_HEAP=own; do
+			expect libc LD_PRELOAD="$order" $mode
+		done
+		expect libc_cc LD_PRELOAD="$order"
+		expect libc_cc LD_PRELOAD="$order" ALLOCINFO=never
+	done
+else
+	echo "skip: libpasson.so is not built"
+fi
 
 echo "$((ran - failed)) passed, $failed failed"
 [ $failed -eq 0 ]

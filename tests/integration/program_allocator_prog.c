@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A program whose malloc and free are built into the executable: an allocator of its
- * own (below), or with -DSTATIC_ALLOCATOR one linked statically (libjemalloc.a,
- * libtcmalloc_minimal.a). Its own calls of free are bound inside it, where the
+ * own (below), or with -DNO_OWN_MALLOC one linked statically (libjemalloc.a,
+ * libtcmalloc_minimal.a), or none (then the process's, under a preloaded wrapper). Its own calls of free are bound inside it, where the
  * library cannot route them, so every block that reaches them must be the
  * allocator's own: libc's blocks for it (strdup, realpath, asprintf, getline,
  * open_memstream) as well as its own.
@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifndef STATIC_ALLOCATOR
+#ifndef NO_OWN_MALLOC
 #include <sys/mman.h>
 
 /* A bump allocator: each block has its size and a mark in the 16 bytes before it. */
@@ -138,7 +138,7 @@ static void expect_plain(void *p, size_t n, const char *what)
 
 int main(void)
 {
-#ifndef STATIC_ALLOCATOR
+#ifndef NO_OWN_MALLOC
 	long out_before = handed_out, back_before = taken_back;
 #endif
 	/* The program's own blocks. */
@@ -183,7 +183,7 @@ int main(void)
 	for (int i = 0; i < 100; i++)
 		free(blocks[i]);
 	free(aligned);
-#ifndef STATIC_ALLOCATOR
+#ifndef NO_OWN_MALLOC
 	long out = handed_out - out_before, back = taken_back - back_before;
 	if (out != back) {
 		printf("%ld blocks handed out, %ld taken back\n", out, back);

@@ -51,6 +51,28 @@ expect_quiet() {
 expect_ok "glibc alone" "$U/underneath" glibc "$PLUGIN"
 expect_ok "C++, glibc alone" "$U/underneath_cxx" glibc
 
+# A wrapper that passes every call on to the next malloc (libpasson.so, the kind of
+# glibc's libmemusage.so). Before the library, it is taken for the allocator first and
+# its calls reach the library's exported functions, which hand them to glibc; after
+# it, it is the allocator next. Exact counts over glibc's blocks either way.
+WRAP=$top_builddir/tests/integration/.libs/libpasson.so
+if [ -f "$WRAP" ]; then
+	for mode in A=1 "ALLOCINFO_HEAP=own UNDERNEATH_OWN_HEAP=1"; do
+		expect_ok "LD_PRELOAD=libpasson.so liballocinfo.so, $mode" $mode \
+			LD_PRELOAD="$WRAP $ALLOCINFO_LIB" UNDERNEATH_FIRST=1 "$U/underneath" glibc "$PLUGIN"
+		expect_ok "LD_PRELOAD=liballocinfo.so libpasson.so, $mode" $mode \
+			LD_PRELOAD="$ALLOCINFO_LIB $WRAP" "$U/underneath" glibc "$PLUGIN"
+	done
+	expect_quiet "LD_PRELOAD=libpasson.so liballocinfo.so, ALLOCINFO_DEBUG=1" ALLOCINFO_DEBUG=1 \
+		LD_PRELOAD="$WRAP $ALLOCINFO_LIB" UNDERNEATH_FIRST=1 "$U/underneath" glibc "$PLUGIN"
+	expect_quiet "LD_PRELOAD=liballocinfo.so libpasson.so, ALLOCINFO_DEBUG=1" ALLOCINFO_DEBUG=1 \
+		LD_PRELOAD="$ALLOCINFO_LIB $WRAP" "$U/underneath" glibc "$PLUGIN"
+	expect_ok "C++, LD_PRELOAD=libpasson.so liballocinfo.so" \
+		LD_PRELOAD="$WRAP $ALLOCINFO_LIB" "$U/underneath_cxx" glibc
+	expect_ok "C++, LD_PRELOAD=liballocinfo.so libpasson.so" \
+		LD_PRELOAD="$ALLOCINFO_LIB $WRAP" "$U/underneath_cxx" glibc
+fi
+
 for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 \
 	    mimalloc:libmimalloc.so.2 glibc-debug:libc_malloc_debug.so.0; do
 	name=${pair%%:*} lib=$(library "${pair#*:}")
