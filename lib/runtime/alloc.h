@@ -244,8 +244,8 @@ static inline void release_foreign(alloc_record *rec, char *shard)
 }
 
 /* free() of a block whose record is not exactly the plain one, or that has none
- * (made while counting was off); and the same for operator delete, for callbacks. */
-/* exported: reached from the exported free() (backend::g_passing_on). */
+ * (made while counting was off); and the same for operator delete, for callbacks.
+ * exported: reached from the exported free() (backend::g_passing_on). */
 void release_other(void *p, bool exported = false) noexcept HIDDEN;
 void release_other_delete(void *p) noexcept HIDDEN;
 /* free() of a block whose record is not plain: aligned, uncounted, debug, made while

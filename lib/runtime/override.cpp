@@ -196,9 +196,9 @@ inline void *do_realloc(void *p, size_t n, SlotFn slot_fn, callbacks::site cs,
 	slow_plan plan = { how::counted, 0 };
 	if (unlikely(!fast_go())) {
 		/* passed on by the object before the library (exported_off()) */
-		if (exported)
+		if (exported) {
 			ensure_init();
-		if (exported && unlikely(backend::g_passing_on) && !block_is_ours(p)) {
+			if (unlikely(backend::g_passing_on) && !block_is_ours(p))
 				return backend::below.realloc(p, n);
 		}
 		if (backend::g_no_records)	/* ALLOCINFO=never over another allocator */

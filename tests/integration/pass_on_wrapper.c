@@ -3,9 +3,8 @@
  * A malloc wrapper that is not an allocator, as glibc's libmemusage.so and heap
  * tracers are: preloaded, it puts a 16-byte header in front of each block and passes
  * every call on to the next malloc, found with dlsym(RTLD_NEXT); a free() of a block
- * without its header is passed on as it is, by a tail call. At exit it checks that
- * every block it made was freed through it or is still live, and says how many calls
- * it passed on.
+ * without its header is passed on as it is, by a tail call. With
+ * PASS_ON_WRAPPER_REPORT set it says at exit how many blocks it made and freed.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
