@@ -126,20 +126,29 @@ size_t usable_size_missing(void *) noexcept
 	return 0;
 }
 
+/* The functions an object defines itself, null where it has none. */
+table own_table(struct link_map *map)
+{
+	table t;
+	t.malloc = reinterpret_cast<decltype(t.malloc)>(own_symbol(map, "malloc"));
+	t.calloc = reinterpret_cast<decltype(t.calloc)>(own_symbol(map, "calloc"));
+	t.realloc = reinterpret_cast<decltype(t.realloc)>(own_symbol(map, "realloc"));
+	t.free = reinterpret_cast<decltype(t.free)>(own_symbol(map, "free"));
+	t.memalign = reinterpret_cast<decltype(t.memalign)>(own_symbol(map, "memalign"));
+	t.usable_size =
+		reinterpret_cast<decltype(t.usable_size)>(own_symbol(map, "malloc_usable_size"));
+	return t;
+}
+
 /* Fills `foreign` from the allocator's object; false when it lacks what a
  * replacement malloc must have (free and realloc). */
 bool fill_foreign(struct link_map *map)
 {
-	table t = {};
-	t.malloc = reinterpret_cast<decltype(t.malloc)>(own_symbol(map, "malloc"));
-	t.free = reinterpret_cast<decltype(t.free)>(own_symbol(map, "free"));
-	t.realloc = reinterpret_cast<decltype(t.realloc)>(own_symbol(map, "realloc"));
+	table t = own_table(map);
 	if (!t.free || !t.realloc)
 		return false;
-	t.calloc = reinterpret_cast<decltype(t.calloc)>(own_symbol(map, "calloc"));
 	if (!t.calloc)
 		t.calloc = calloc_by_malloc;
-	t.memalign = reinterpret_cast<decltype(t.memalign)>(own_symbol(map, "memalign"));
 	foreign_posix_memalign = reinterpret_cast<int (*)(void **, size_t, size_t)>(
 		own_symbol(map, "posix_memalign"));
 	foreign_aligned_alloc = reinterpret_cast<void *(*)(size_t, size_t)>(
@@ -147,8 +156,6 @@ bool fill_foreign(struct link_map *map)
 	if (!t.memalign)
 		t.memalign = foreign_posix_memalign ? memalign_by_posix
 			   : foreign_aligned_alloc ? memalign_by_aligned_alloc : memalign_missing;
-	t.usable_size =
-		reinterpret_cast<decltype(t.usable_size)>(own_symbol(map, "malloc_usable_size"));
 	if (!t.usable_size)
 		t.usable_size = usable_size_missing;
 	foreign = t;
@@ -163,12 +170,7 @@ void below_from(struct link_map *after, struct link_map *libc)
 		  nullptr };
 	if (!after || after == libc)
 		return;
-	table t = {};
-	t.malloc = reinterpret_cast<decltype(t.malloc)>(own_symbol(after, "malloc"));
-	t.calloc = reinterpret_cast<decltype(t.calloc)>(own_symbol(after, "calloc"));
-	t.realloc = reinterpret_cast<decltype(t.realloc)>(own_symbol(after, "realloc"));
-	t.free = reinterpret_cast<decltype(t.free)>(own_symbol(after, "free"));
-	t.memalign = reinterpret_cast<decltype(t.memalign)>(own_symbol(after, "memalign"));
+	table t = own_table(after);
 	if (t.malloc && t.calloc && t.realloc && t.free && t.memalign)
 		below = t;
 }

@@ -101,12 +101,21 @@ template <bool Zero>
 	return site_malloc_slow(t, n, Zero);
 }
 
+/* Start-up made, by a test rather than a call: ALLOCINFO=0 over glibc comes through
+ * exported_off() with each allocation. */
+inline void started()
+{
+	uint32_t state = __atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE);
+	if (unlikely(state != STATE_RUNNING && state != STATE_NEVER))
+		ensure_init();
+}
+
 /* The exported malloc's and calloc's way off the fast path: a call passed on to the
  * library by the object before it (backend::g_passing_on) goes below. */
 template <bool Zero>
 [[gnu::noinline]] void *exported_off(size_t n, uintptr_t ra)
 {
-	ensure_init();	/* the first call of all may be one passed on */
+	started();	/* the first call of all may be one passed on */
 	if (unlikely(backend::g_passing_on))
 		return Zero ? backend::below.calloc(1, n) : backend::below.malloc(n);
 	if (likely(fast_go()))	/* started just now: counted, as before it */
@@ -197,7 +206,7 @@ inline void *do_realloc(void *p, size_t n, SlotFn slot_fn, callbacks::site cs,
 	if (unlikely(!fast_go())) {
 		/* passed on by the object before the library (exported_off()) */
 		if (exported) {
-			ensure_init();
+			started();
 			if (unlikely(backend::g_passing_on) && !block_is_ours(p))
 				return backend::below.realloc(p, n);
 		}
