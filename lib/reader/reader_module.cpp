@@ -33,29 +33,22 @@ namespace {
 
 /* ---- this process's report ------------------------------------------------------ */
 
-/* Kept for the life of the process: opening debug info is the slow part of a report. */
+/* Kept for the life of the process: opening debug info is the slow part of a report.
+ * Not guarded across fork here: the library tells a child whose parent was inside
+ * the module (forked_while_in_use()), and the child starts afresh. */
 symbolizer *g_symbolizer;
 pthread_mutex_t g_symbolizer_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The symbolizer's lock is held across fork, so that a child never inherits it held
- * by a thread that does not exist there. */
-void symbolizer_fork_prepare()
+void forked_while_in_use()
 {
-	if (g_symbolizer)
-		g_symbolizer->fork_prepare();
-}
-
-void symbolizer_fork_done()
-{
-	if (g_symbolizer)
-		g_symbolizer->fork_done();
+	g_symbolizer = nullptr;
+	g_symbolizer_lock = PTHREAD_MUTEX_INITIALIZER;
 }
 
 symbolizer *get_symbolizer()
 {
 	pthread_mutex_lock(&g_symbolizer_lock);
 	if (!g_symbolizer) {
-		pthread_atfork(symbolizer_fork_prepare, symbolizer_fork_done, symbolizer_fork_done);
 		g_symbolizer = new symbolizer();
 	}
 	pthread_mutex_unlock(&g_symbolizer_lock);
@@ -173,4 +166,5 @@ extern "C" MODULE_EXPORT const struct allocinfo_reader_v1 allocinfo__reader_v1 =
 	allocinfo::print_self,
 	allocinfo::name_pointer_tag,
 	allocinfo::write_heap_profile_entry,
+	allocinfo::forked_while_in_use,
 };

@@ -1084,14 +1084,4 @@ void symbolizer::clear()
 	st_->drop_all();
 }
 
-void symbolizer::fork_prepare()
-{
-	st_->lock.lock();
-}
-
-void symbolizer::fork_done()
-{
-	st_->lock.unlock();
-}
-
 } /* namespace allocinfo */

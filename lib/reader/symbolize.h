@@ -95,11 +95,6 @@ public:
 	bool load_cache(const std::string &file);
 	bool save_cache(const std::string &file);
 
-	/* Around fork(): hold the lock across it, so the child finds it free and the
-	 * cache consistent (call fork_prepare before, fork_done after, in both). */
-	void fork_prepare();
-	void fork_done();
-
 private:
 	struct state;
 	std::unique_ptr<state> st_;

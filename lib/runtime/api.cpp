@@ -16,6 +16,7 @@ extern "C" EXPORT ssize_t allocinfo_print(int fd)
 {
 	ensure_init();
 	busy_guard guard;
+	reader_in_use using_reader;
 	const allocinfo_reader_v1 *reader = reader_module();
 	if (!reader) {
 		errno = ENOENT;

@@ -17,6 +17,7 @@
 #include <sys/auxv.h>
 
 #include "alloc.h"
+#include "library_dlopen.h"
 #include "options.h"
 #include "rcu_published.h"
 #include "sampler.h"
@@ -395,9 +396,9 @@ void load_from_environment()
 	int (*init)(void) = nullptr;
 	{
 		busy_guard guard;	/* the loader's allocations are the library's */
-		h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		h = library_dlopen(path, RTLD_NOW | RTLD_LOCAL);
 		if (!h) {
-			const char *why = dlerror();
+			const char *why = library_dlerror();
 			log_message("ALLOCINFO_CALLBACKS='%.200s': cannot load it (%.200s); "
 				    "no callbacks", path, why ? why : "?");
 			return;

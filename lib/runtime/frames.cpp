@@ -9,6 +9,7 @@
 #include <unwind.h>
 
 #include "cfi_unwind.h"
+#include "library_dlopen.h"
 #include "registry.h"
 #include "table_pages.h"
 #include "wrappers.h"
@@ -82,9 +83,9 @@ bool unwinder_library(void **handle)
 	 * malloc for a leak; there, walks need an unwinder the program has. */
 	void *h = RTLD_DEFAULT;	/* a null handle itself */
 	if (!dlsym(h, "_Unwind_Backtrace")) {
-		h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
+		h = library_dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
 		if (!h && !RECORD_ALWAYS)
-			h = dlopen("libgcc_s.so.1", RTLD_NOW);
+			h = library_dlopen("libgcc_s.so.1", RTLD_NOW);
 		if (!h)
 			return false;
 	}

@@ -15,10 +15,12 @@
 #include "foreign_path.h"
 #include "frames.h"
 #include "internal.h"
+#include "library_dlopen.h"
 #include "options.h"
 #include "page_starts.h"
 #include "pprof_profiler.h"
 #include "rcu_library.h"
+#include "reader_loader.h"
 #include "registry.h"
 #include "route.h"
 #include "sampler.h"
@@ -83,7 +85,9 @@ void on_exit()
 const rcu::api *g_fork_rcu;
 
 /*
- * liburcu-bp's fork protocol, when it is loaded, comes first and ends last:
+ * The library's own loads come first of all: a thread inside dlopen() may allocate
+ * and take any lock below, and a child must not inherit its half-made link map
+ * (library_dlopen.h). liburcu-bp's fork protocol, when it is loaded, comes next:
  * before_fork() waits for a grace period under way to end, and one can wait for a
  * reader (a callback, or an allocation that samples) that waits for a lock taken
  * below; a child left without after_fork_child() would keep the parent's other
@@ -94,6 +98,7 @@ const rcu::api *g_fork_rcu;
  */
 void fork_prepare()
 {
+	library_dlopen_fork_prepare();
 	g_fork_rcu = rcu::loaded();
 	if (g_fork_rcu)
 		g_fork_rcu->before_fork();
@@ -112,6 +117,7 @@ void fork_parent()
 	pprof_profiler::fork_parent();
 	if (g_fork_rcu)
 		g_fork_rcu->after_fork_parent();
+	library_dlopen_fork_parent();
 }
 
 /* The child's private store first, while the registry lock still keeps every tag
@@ -129,7 +135,9 @@ void fork_child()
 	sampler::fork_child();
 	if (g_fork_rcu)
 		g_fork_rcu->after_fork_child();
+	reader_fork_child();	/* before the profiler's thread, which writes through it */
 	pprof_profiler::fork_child();
+	library_dlopen_fork_child();
 }
 
 void start()

@@ -60,6 +60,7 @@ bool safe_read(uintptr_t addr, void *buf, size_t len)
  * module cannot be loaded (it says so, once). */
 void name_slot(uint32_t slot, allocinfo_ptr_info *out)
 {
+	reader_in_use using_reader;
 	const allocinfo_reader_v1 *reader = reader_module();
 	if (!reader)
 		return;

@@ -380,7 +380,11 @@ void write_snapshot(const char *why)
 	snap.stacks = stacks.begin();
 	snap.nsites = sites.size();
 	snap.sites = sites.begin();
-	int err = g_module->write_heap_profile(&snap);
+	int err;
+	{
+		reader_in_use using_reader;
+		err = g_module->write_heap_profile(&snap);
+	}
 	if (err)
 		log_message("cannot write the heap profile %.300s (%s): %s", path, why,
 			    strerror(err));

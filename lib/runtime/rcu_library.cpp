@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "library_dlopen.h"
 #include "route.h"
 
 namespace allocinfo {
@@ -65,11 +66,11 @@ bool load()
 	pthread_mutex_lock(&g_lock);
 	bool ok = loaded() != nullptr;
 	if (!ok) {
-		void *h = dlopen(ALLOCINFO_URCU_BP_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+		void *h = library_dlopen(ALLOCINFO_URCU_BP_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 		ok = h && fill([h](const char *name) { return dlsym(h, name); });
 		if (!ok)
 			log_message("cannot load %s (%s): no callback or profiler can be registered",
-				    ALLOCINFO_URCU_BP_SONAME, h ? "a function is missing" : dlerror());
+				    ALLOCINFO_URCU_BP_SONAME, h ? "a function is missing" : library_dlerror());
 	}
 	pthread_mutex_unlock(&g_lock);
 	return ok;
@@ -85,7 +86,7 @@ void adopt_loaded()
 		/* Kept loaded from now on: the fork handlers will call it. (Not under a
 		 * sanitizer, whose leak checker reports what dlopen allocates; there the
 		 * test programs link it.) */
-		if (!RECORD_ALWAYS && !dlopen(map->l_name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE))
+		if (!RECORD_ALWAYS && !library_dlopen(map->l_name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE))
 			return;
 		pthread_mutex_lock(&g_lock);
 		if (!loaded())

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
+#include "library_dlopen.h"
 #include "options.h"
 
 namespace allocinfo {
@@ -34,7 +35,7 @@ struct module_slot {
 
 const void *open_module(const char *path, const module_slot &m)
 {
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+	void *h = library_dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 	if (!h)
 		return nullptr;
 	const void *t = dlsym(h, m.symbol);
@@ -61,7 +62,7 @@ const void *load(module_slot &m)
 	if (!t && built)
 		t = open_module(tried = built, m);
 	if (!t) {
-		const char *why = dlerror();	/* the last attempt's; reading it clears it */
+		const char *why = library_dlerror();	/* the last attempt's; reading it clears it */
 		if (!__atomic_exchange_n(&m.said, true, __ATOMIC_ACQ_REL))
 			log_message("cannot load %s: %s", tried, why ? why : "no entry points");
 		return nullptr;
@@ -81,6 +82,17 @@ module_slot g_bpf_module = { ALLOCINFO_BPF_MODULE_PATH, ALLOCINFO_BUILD_BPF_MODU
 const allocinfo_reader_v1 *reader_module()
 {
 	return static_cast<const allocinfo_reader_v1 *>(load(g_reader));
+}
+
+unsigned g_reader_users;
+
+void reader_fork_child()
+{
+	const auto *t = static_cast<const allocinfo_reader_v1 *>(
+		__atomic_load_n(&g_reader.table, __ATOMIC_ACQUIRE));
+	if (t && __atomic_load_n(&g_reader_users, __ATOMIC_ACQUIRE))
+		t->forked_while_in_use();
+	__atomic_store_n(&g_reader_users, 0, __ATOMIC_RELAXED);
 }
 
 const allocinfo_bpf_module_v1 *bpf_module()

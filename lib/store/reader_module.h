@@ -77,6 +77,10 @@ struct allocinfo_reader_v1 {
 	/* Writes the heap profile s to s->path (through a temporary name in the same
 	 * directory, renamed into place); 0 or an errno value. */
 	int (*write_heap_profile)(const struct allocinfo_heap_snapshot *s);
+	/* In a child forked while another thread of the parent was inside one of the
+	 * calls above: drops the module's state (left to the child's memory, never
+	 * freed), whose locks that thread may hold, and starts afresh. */
+	void (*forked_while_in_use)(void);
 };
 
 #define ALLOCINFO_READER_SYMBOL "allocinfo__reader_v1"

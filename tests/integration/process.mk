@@ -15,7 +15,8 @@ PROCESS_TESTS = \
 	tests/integration/process_fds.sh \
 	tests/integration/process_bpfdir.sh \
 	tests/integration/process_lean.sh \
-	tests/integration/process_fork_lazy.sh
+	tests/integration/process_fork_lazy.sh \
+	tests/integration/process_fork_load.sh
 TESTS += $(PROCESS_TESTS)
 EXTRA_DIST += $(PROCESS_TESTS) tests/integration/process_lib.sh
 
@@ -23,4 +24,4 @@ EXTRA_DIST += $(PROCESS_TESTS) tests/integration/process_lib.sh
 # tests that make BPF stores must not run meanwhile (their processes would say so).
 tests/integration/process_bpfdir.log: $(BPF_TESTS:.sh=.log) \
 	tests/integration/process_life.log tests/integration/process_fds.log \
-	tests/integration/process_fork_lazy.log
+	tests/integration/process_fork_lazy.log tests/integration/process_fork_load.log

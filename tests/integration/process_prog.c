@@ -16,15 +16,22 @@
  *               blocks opening FIFO A without allocating, then allocates 77 bytes
  *               (LINE_CHILD), prints "allocated" and blocks opening FIFO B; the
  *               parent exits with the child's status.
+ *   early MS    fork children for MS milliseconds from start-up, up to 64 at a
+ *               time, while the library makes its store; each allocates and
+ *               exits 0; prints how many there were.
+ *   printing MS as early, while another thread prints the first report (which loads
+ *               the reader module); each child prints one too.
  */
 #include <allocinfo.h>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 void *volatile keep;	/* out of the optimizer's reach */
@@ -120,6 +127,82 @@ static int children(int n)
 	return 0;
 }
 
+static long long now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+/* A child that did not exit 0. */
+static int reap(pid_t pid, int status)
+{
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	fprintf(stderr, "child %d ended with status %#x\n", (int)pid, status);
+	return 1;
+}
+
+/* As many forks as the machine makes, each child reaped when it ends: the more of
+ * them fall inside the library's start-up, the surer a race there is seen. */
+static int g_devnull = -1;
+
+/* A report written, to /dev/null. */
+static int print_one(void)
+{
+	return allocinfo_print(g_devnull) > 0 ? 0 : 1;
+}
+
+static void *printer(void *arg)
+{
+	(void)arg;
+	return (void *)(long)print_one();
+}
+
+static int early(long ms, int printing)
+{
+	long long end = now_ms() + ms;
+	keep = malloc(100);
+	int n = 0, running = 0, bad = 0;
+	pthread_t t;
+	if (printing && ((g_devnull = open("/dev/null", O_WRONLY)) < 0 ||
+			 pthread_create(&t, NULL, printer, NULL) != 0)) {
+		perror("printer");
+		return 1;
+	}
+	do {
+		pid_t pid = fork();
+		if (pid < 0) {
+			perror("fork");
+			return 1;
+		}
+		if (pid == 0) {
+			keep = malloc(10 + n % 50);
+			_exit(!keep || (printing && print_one()));
+		}
+		n++;
+		running++;
+		int status;
+		while (running > 0 && (pid = waitpid(-1, &status, running >= 64 ? 0 : WNOHANG)) > 0) {
+			running--;
+			bad |= reap(pid, status);
+		}
+	} while (now_ms() < end);
+	for (int status; running > 0; running--) {
+		pid_t pid = wait(&status);
+		if (pid < 0)
+			return 1;
+		bad |= reap(pid, status);
+	}
+	void *printed = NULL;
+	if (printing && (pthread_join(t, &printed) != 0 || printed)) {
+		fprintf(stderr, "the first report failed\n");
+		bad = 1;
+	}
+	printf("%d\n", n);
+	return bad;
+}
+
 /* Blocks until a writer opens fifo; no allocation. */
 static int wait_fifo(const char *fifo)
 {
@@ -167,10 +250,14 @@ int main(int argc, char **argv)
 		return children(atoi(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "hold") == 0)
 		return hold(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "early") == 0)
+		return early(atol(argv[2]), 0);
+	if (argc == 3 && strcmp(argv[1], "printing") == 0)
+		return early(atol(argv[2]), 1);
 	if (argc == 2 && strcmp(argv[1], "fds") == 0)
 		return fds();
 	if (argc == 2 && strcmp(argv[1], "dup5") == 0)
 		return dup5();
-	fprintf(stderr, "usage: process_prog hold FIFO | fds | dup5 | children N | lazy A B\n");
+	fprintf(stderr, "usage: process_prog hold FIFO | fds | dup5 | children N | lazy A B | early MS | printing MS\n");
 	return 2;
 }

@@ -1,0 +1,40 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# A program that forks while one of its threads is inside the library's loading of
+# a module: every child runs and exits 0, and nothing is said. glibc's fork() copies
+# the loader's half-made state; a child that then loads a library itself failed
+# ("undefined symbol") or crashed, and one whose parent was inside the reader
+# module's symbolizer waited for its lock forever.
+#   - "printing": a thread of the program prints the first report (which loads the
+#     reader module, then symbolizes) while the main thread forks; each child prints
+#     a report too. Needs nothing.
+#   - "early" under the BPF store: the library's own thread loads the BPF module
+#     10 ms after start-up while the program forks from its first millisecond.
+#     Each run has a fair chance of meeting the race (1 in 6 before the fix):
+#     ten runs.
+. "$top_srcdir/tests/integration/process_lib.sh"
+
+# run WHAT...: process_prog WHAT..., which must end 0, say nothing, and not hang.
+run() {
+	timeout 120 "$prog" "$@" >"$work/out" 2>"$work/err"
+	rc=$?
+	[ "$rc" = 0 ] || fail "process_prog $* ended with $rc: $(head -c 600 "$work/err")"
+}
+
+for i in 1 2 3; do
+	run printing 100
+	[ ! -s "$work/err" ] || fail "process_prog printing said: $(head -c 600 "$work/err")"
+	[ "$(cat "$work/out")" -gt 0 ] || fail "process_prog printing made no child"
+done
+
+[ "$(id -u)" = 0 ] || exit 0
+[ "$(stat -f -c %T /sys/fs/bpf 2>/dev/null)" = bpf_fs ] || exit 0
+export ALLOCINFO_STORE=bpf
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	run early 60
+	if grep -q -e 'no BPF support' -e 'cannot create BPF maps' "$work/err"; then
+		exit 0
+	fi
+	[ ! -s "$work/err" ] || fail "ALLOCINFO_STORE=bpf process_prog early said: $(head -c 600 "$work/err")"
+done
+exit 0
