@@ -21,6 +21,11 @@ run() {
 	[ "$rc" = 0 ] || fail "process_prog $* ended with $rc: $(head -c 600 "$work/err")"
 }
 
+# Not under AddressSanitizer: GCC 12's libasan has no fork handling of its own
+# allocator, and a child forked while another thread allocates can wait forever on
+# one of its locks, without this library (a two-thread program allocating in both
+# and forking 300 times hangs).
+[ "${ALLOCINFO_SANITIZER:-no}" = address ] ||
 for i in 1 2 3; do
 	run printing 100
 	[ ! -s "$work/err" ] || fail "process_prog printing said: $(head -c 600 "$work/err")"
