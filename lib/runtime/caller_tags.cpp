@@ -157,10 +157,12 @@ uint32_t slot_for_key(uintptr_t key, uintptr_t ra, uint32_t via)
 	if (in_fork_window())
 		return overflow_slot();	/* named on a later call */
 	busy_guard guard;
-	object_info oi;
-	if (!module_lookup_rcu(ra, oi) && !describe_object(ra, oi)) {
-		oi = object_info();
-		strcpy(oi.path, "??");
+	object_info_block oi;
+	if (!oi)
+		return overflow_slot();	/* named on a later call */
+	if (!module_lookup_rcu(ra, *oi) && !describe_object(ra, *oi)) {
+		*oi = object_info();
+		strcpy(oi->path, "??");
 	}
 
 	registry_lock();
@@ -176,10 +178,10 @@ uint32_t slot_for_key(uintptr_t key, uintptr_t ra, uint32_t via)
 		if (g_nr_callers < CALLER_LIMIT)
 			slot = slot_alloc();
 		if (slot) {
-			module *m = module_get(oi);
+			module *m = module_get(*oi);
 			uint32_t via_off = via ? store_intern(wrapper_name(via)) : 0;
 			store_publish_tag(slot, ALLOCINFO_TAGF_DYNAMIC, 0, 0, module_path_off(m), 0,
-					  (uint64_t)(ra - oi.l_addr), via_off);
+					  (uint64_t)(ra - oi->l_addr), via_off);
 			module_add_slot(m, slot);
 			g_nr_callers++;
 		} else {

@@ -110,9 +110,11 @@ void find_unwinder()
 	}
 }
 
+/* Once (pthread_once), so its two object_info (PATH_MAX buffers) need not be on the
+ * stack: this may run in the first walk of a PTHREAD_STACK_MIN thread. */
 void setup()
 {
-	object_info self, exe;
+	static object_info self, exe;
 	if (describe_object((uintptr_t)&unwind_from, self) &&
 	    !(describe_object((uintptr_t)__builtin_return_address(0), exe) && exe.lo == self.lo)) {
 		g_self_lo = self.lo;

@@ -57,7 +57,10 @@ lib_liballocinfo_la_CPPFLAGS = $(AM_CPPFLAGS) \
 lib_liballocinfo_la_CXXFLAGS = $(CORE_CXXFLAGS) -ftls-model=initial-exec
 lib_liballocinfo_la_LIBADD = lib/liboverride.la lib/libprocfs.la $(DL_LIBS) -lpthread
 # --as-needed: the C++ compiler driver adds libstdc++, which nothing here uses.
-lib_liballocinfo_la_LDFLAGS = -version-info 0:0:0 -Wl,--as-needed \
+# -z now: no lazy binding inside malloc, whose resolver saves the whole vector
+# register state on the stack of a thread that may be PTHREAD_STACK_MIN bytes
+# (and the relocations become read-only).
+lib_liballocinfo_la_LDFLAGS = -version-info 0:0:0 -Wl,--as-needed -Wl,-z,now \
 	-Wl,--version-script=$(top_srcdir)/lib/runtime/liballocinfo.sym -Wl,-z,nodelete \
 	$(RELR_LDFLAGS)
 EXTRA_lib_liballocinfo_la_DEPENDENCIES = $(top_srcdir)/lib/runtime/liballocinfo.sym

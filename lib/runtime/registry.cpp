@@ -282,20 +282,19 @@ void registry_init()
 	return wrapped_tag_slot(t, (flags >> TAG_WRAPPER_SHIFT) & WRAPPER_MAX_IDS);
 }
 
-/* Tag t's first allocation: its slot, 0 when it lies inside a declared wrapper. Out
- * of line, so that its object_info (a PATH_MAX buffer) is off the stack before that
- * wrapper's walk, which may read an object's symbols with another: on a thread of
- * PTHREAD_STACK_MIN bytes the two did not fit. */
-[[gnu::noinline]] static uint32_t register_new_tag(alloc_tag *t)
+/* Tag t's first allocation: its slot, 0 when it lies inside a declared wrapper. */
+static uint32_t register_new_tag(alloc_tag *t)
 {
 	busy_guard guard;
-	object_info oi;
-	if (!describe_object((uintptr_t)t, oi))
-		strcpy(oi.path, "??");
+	object_info_block oi;
+	if (!oi)
+		return g_overflow_slot;	/* registered on a later call */
+	if (!describe_object((uintptr_t)t, *oi))
+		strcpy(oi->path, "??");
 	registry_lock();
 	uint32_t slot = __atomic_load_n(&t->index, __ATOMIC_ACQUIRE);
 	if (!slot && !(t->flags & TAG_F_IN_WRAPPER))
-		slot = assign_slot(t, module_get(oi));
+		slot = assign_slot(t, module_get(*oi));
 	registry_unlock();
 	return slot;
 }

@@ -15,6 +15,9 @@
 #define ALLOCINFO_REGISTRY_H
 
 #include <limits.h>
+#include <stdlib.h>
+
+#include <new>
 
 #include "internal.h"
 
@@ -25,6 +28,31 @@ struct object_info {
 	uintptr_t l_addr = 0;	/* load bias: runtime address - link-time address */
 	uintptr_t lo = 0, hi = 0;	/* extent of its PT_LOAD segments */
 	char path[PATH_MAX] = "";
+};
+
+/*
+ * An object_info in a block of the library's own (inside a busy_guard), for the
+ * paths of a thread's first allocations: a new call site, tag or object. On the
+ * stack its PATH_MAX path is a quarter of a PTHREAD_STACK_MIN thread's stack, and
+ * those paths run on top of a walk, with the program's frames below. False when
+ * there is no memory.
+ */
+class object_info_block {
+public:
+	object_info_block()
+	{
+		void *m = malloc(sizeof(object_info));
+		p_ = m ? new (m) object_info() : nullptr;
+	}
+	~object_info_block() { free(p_); }	/* trivially destructible */
+	object_info_block(const object_info_block &) = delete;
+	object_info_block &operator=(const object_info_block &) = delete;
+	explicit operator bool() const { return p_ != nullptr; }
+	object_info &operator*() const { return *p_; }
+	object_info *operator->() const { return p_; }
+
+private:
+	object_info *p_;
 };
 
 /* Finds the loaded object containing addr; false if none does (JIT code, say). */

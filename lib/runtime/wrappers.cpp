@@ -534,17 +534,17 @@ bool wrappers_declared()
 namespace {
 
 /* First sight of the object holding pc: its symbols read (outside every lock) and
- * its ranges kept; pc's wrapper. Out of line: its object_info (a PATH_MAX buffer)
- * is on the stack only then, not in every walk's frames (a thread's stack may be
- * PTHREAD_STACK_MIN bytes). */
+ * its ranges kept; pc's wrapper. Out of line: what it needs is off every walk's
+ * frames (a thread's stack may be PTHREAD_STACK_MIN bytes). */
 [[gnu::noinline]] uint32_t wrapper_in_new_object(uintptr_t pc)
 {
 	uint32_t id = 0;
 	object_ranges *o;
 	busy_guard guard;
-	object_info oi;
-	if (!describe_object(pc, oi))
-		return 0;
+	object_info_block info;
+	if (!info || !describe_object(pc, *info))
+		return 0;	/* looked at again next time */
+	const object_info &oi = *info;
 	plain_vector<symbol_hit> hits;
 	/* The standard libraries' own objects are transparent as a whole: their exported
 	 * allocating functions (strdup, getline, open_memstream) and the internal ones

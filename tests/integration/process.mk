@@ -16,7 +16,8 @@ PROCESS_TESTS = \
 	tests/integration/process_bpfdir.sh \
 	tests/integration/process_lean.sh \
 	tests/integration/process_fork_lazy.sh \
-	tests/integration/process_fork_load.sh
+	tests/integration/process_fork_load.sh \
+	tests/integration/process_stack.sh
 TESTS += $(PROCESS_TESTS)
 EXTRA_DIST += $(PROCESS_TESTS) tests/integration/process_lib.sh
 

@@ -21,6 +21,9 @@
  *               exits 0; prints how many there were.
  *   printing MS as early, while another thread prints the first report (which loads
  *               the reader module); each child prints one too.
+ *   stack       a thread whose first allocations are the process's first walk out
+ *               of a wrapper (strdup), a new tag's and a new call site's: prints
+ *               how many bytes of its stack it used.
  */
 #include <allocinfo.h>
 
@@ -30,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -203,6 +207,43 @@ static int early(long ms, int printing)
 	return bad;
 }
 
+#define PAINT 0xA5
+
+static void *first_allocations(void *arg)
+{
+	(void)arg;
+	/* The C library's own strdup, not the header's: its malloc is a walk. */
+	char *copy = (strdup)("a first walk out of the C library");
+	keep = malloc(100);
+	free(keep);
+	free(copy);
+	return copy ? NULL : (void *)1;
+}
+
+/* The thread runs on a stack painted with PAINT: the lowest byte that changed is
+ * as deep as it went (the thread's TLS and descriptor are at the top of it). */
+static int stack_depth(void)
+{
+	size_t size = 1 << 20;
+	unsigned char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (stack == MAP_FAILED)
+		return 1;
+	memset(stack, PAINT, size);
+	pthread_attr_t attr;
+	pthread_t t;
+	void *failed = NULL;
+	if (pthread_attr_init(&attr) || pthread_attr_setstack(&attr, stack, size) ||
+	    pthread_create(&t, &attr, first_allocations, NULL) || pthread_join(t, &failed) ||
+	    failed)
+		return 1;
+	size_t untouched = 0;
+	while (untouched < size && stack[untouched] == PAINT)
+		untouched++;
+	printf("%zu\n", size - untouched);
+	return 0;
+}
+
 /* Blocks until a writer opens fifo; no allocation. */
 static int wait_fifo(const char *fifo)
 {
@@ -254,10 +295,12 @@ int main(int argc, char **argv)
 		return early(atol(argv[2]), 0);
 	if (argc == 3 && strcmp(argv[1], "printing") == 0)
 		return early(atol(argv[2]), 1);
+	if (argc == 2 && strcmp(argv[1], "stack") == 0)
+		return stack_depth();
 	if (argc == 2 && strcmp(argv[1], "fds") == 0)
 		return fds();
 	if (argc == 2 && strcmp(argv[1], "dup5") == 0)
 		return dup5();
-	fprintf(stderr, "usage: process_prog hold FIFO | fds | dup5 | children N | lazy A B | early MS | printing MS\n");
+	fprintf(stderr, "usage: process_prog hold FIFO | fds | dup5 | children N | lazy A B | early MS | printing MS | stack\n");
 	return 2;
 }
