@@ -125,6 +125,7 @@ void fork_parent()
  * before the shards, which wait for it to be published. */
 void fork_child()
 {
+	library_dlopen_fork_child();	/* first: a lock no thread may sleep on yet */
 	page_starts::fork_child();
 	route_fork_child();
 	tables_fork_child();
@@ -137,7 +138,6 @@ void fork_child()
 		g_fork_rcu->after_fork_child();
 	reader_fork_child();	/* before the profiler's thread, which writes through it */
 	pprof_profiler::fork_child();
-	library_dlopen_fork_child();
 }
 
 void start()

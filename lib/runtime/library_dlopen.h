@@ -26,7 +26,9 @@ void *library_dlopen(const char *path, int flags) HIDDEN;
 /* Why the last library_dlopen() of this thread failed. */
 const char *library_dlerror() HIDDEN;
 
-/* From the library's fork handlers: first in prepare, last in parent and child. */
+/* From the library's fork handlers: first in prepare and in the child (which resets
+ * the lock without waking anyone: before any thread of the child could wait on it),
+ * last in the parent. */
 void library_dlopen_fork_prepare() HIDDEN;
 void library_dlopen_fork_parent() HIDDEN;
 void library_dlopen_fork_child() HIDDEN;
