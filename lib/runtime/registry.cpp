@@ -426,11 +426,13 @@ extern "C" void allocinfo_register_tags(struct alloc_tag *start, struct alloc_ta
 	    stop <= start)
 		return;
 	busy_guard guard;
-	object_info oi;
-	if (!describe_object((uintptr_t)start, oi))
-		strcpy(oi.path, "??");
+	object_info_block oi;	/* a constructor's: a dlopen on a small thread runs it */
+	if (!oi)
+		return;	/* each tag registered at its first allocation */
+	if (!describe_object((uintptr_t)start, *oi))
+		strcpy(oi->path, "??");
 	registry_lock();
-	module *m = module_get(oi);
+	module *m = module_get(*oi);
 	for (alloc_tag *t = start; t < stop; t++)
 		if (!__atomic_load_n(&t->index, __ATOMIC_ACQUIRE) && !(t->flags & TAG_F_IN_WRAPPER))
 			assign_slot(t, m);
