@@ -147,8 +147,6 @@ static int reap(pid_t pid, int status)
 	return 1;
 }
 
-/* As many forks as the machine makes, each child reaped when it ends: the more of
- * them fall inside the library's start-up, the surer a race there is seen. */
 static int g_devnull = -1;
 
 /* A report written, to /dev/null. */
@@ -163,6 +161,8 @@ static void *printer(void *arg)
 	return (void *)(long)print_one();
 }
 
+/* As many forks as the machine makes, each child reaped when it ends: the more of
+ * them fall inside the library's start-up, the surer a race there is seen. */
 static int early(long ms, int printing)
 {
 	long long end = now_ms() + ms;
@@ -214,10 +214,11 @@ static void *first_allocations(void *arg)
 	(void)arg;
 	/* The C library's own strdup, not the header's: its malloc is a walk. */
 	char *copy = (strdup)("a first walk out of the C library");
+	int ok = copy != NULL;
 	keep = malloc(100);
 	free(keep);
 	free(copy);
-	return copy ? NULL : (void *)1;
+	return ok ? NULL : (void *)1;
 }
 
 /* The thread runs on a stack painted with PAINT: the lowest byte that changed is
