@@ -29,6 +29,19 @@ table below;
 
 namespace {
 size_t (*next_usable_size)(void *);
+
+/* The six functions of a table, each as look(name) finds it (null where it does not). */
+template <class Look> table table_of(Look look)
+{
+	table t;
+	t.malloc = reinterpret_cast<decltype(t.malloc)>(look("malloc"));
+	t.calloc = reinterpret_cast<decltype(t.calloc)>(look("calloc"));
+	t.realloc = reinterpret_cast<decltype(t.realloc)>(look("realloc"));
+	t.free = reinterpret_cast<decltype(t.free)>(look("free"));
+	t.memalign = reinterpret_cast<decltype(t.memalign)>(look("memalign"));
+	t.usable_size = reinterpret_cast<decltype(t.usable_size)>(look("malloc_usable_size"));
+	return t;
+}
 }
 
 void free_plain(void *p)
@@ -129,15 +142,7 @@ size_t usable_size_missing(void *) noexcept
 /* The functions an object defines itself, null where it has none. */
 table own_table(struct link_map *map)
 {
-	table t;
-	t.malloc = reinterpret_cast<decltype(t.malloc)>(own_symbol(map, "malloc"));
-	t.calloc = reinterpret_cast<decltype(t.calloc)>(own_symbol(map, "calloc"));
-	t.realloc = reinterpret_cast<decltype(t.realloc)>(own_symbol(map, "realloc"));
-	t.free = reinterpret_cast<decltype(t.free)>(own_symbol(map, "free"));
-	t.memalign = reinterpret_cast<decltype(t.memalign)>(own_symbol(map, "memalign"));
-	t.usable_size =
-		reinterpret_cast<decltype(t.usable_size)>(own_symbol(map, "malloc_usable_size"));
-	return t;
+	return table_of([map](const char *name) { return own_symbol(map, name); });
 }
 
 /* Fills `foreign` from the allocator's object; false when it lacks what a
@@ -316,14 +321,7 @@ void *got_entry(unsigned)
 /* The sanitizer's allocator is the one underneath: no other is looked for. */
 void init(bool)
 {
-	table t;
-	t.malloc = reinterpret_cast<decltype(t.malloc)>(dlsym(RTLD_NEXT, "malloc"));
-	t.calloc = reinterpret_cast<decltype(t.calloc)>(dlsym(RTLD_NEXT, "calloc"));
-	t.realloc = reinterpret_cast<decltype(t.realloc)>(dlsym(RTLD_NEXT, "realloc"));
-	t.free = reinterpret_cast<decltype(t.free)>(dlsym(RTLD_NEXT, "free"));
-	t.memalign = reinterpret_cast<decltype(t.memalign)>(dlsym(RTLD_NEXT, "memalign"));
-	t.usable_size =
-		reinterpret_cast<decltype(t.usable_size)>(dlsym(RTLD_NEXT, "malloc_usable_size"));
+	table t = table_of([](const char *name) { return dlsym(RTLD_NEXT, name); });
 	g_next = t;
 	next_usable_size = t.usable_size;
 }
