@@ -8,6 +8,12 @@ tests_integration_process_prog_SOURCES = tests/integration/process_prog.c
 tests_integration_process_prog_CFLAGS = $(AM_CFLAGS) -g -O1
 tests_integration_process_prog_LDADD = $(TEST_LDADD)
 tests_integration_process_prog_LDFLAGS = $(TEST_LINK_FLAGS) -no-install
+# An LD_AUDIT module that stalls the loader while it maps a chosen object, so that
+# process_fork_load.sh meets its race every time.
+check_LTLIBRARIES += tests/integration/libloaderpause.la
+tests_integration_libloaderpause_la_SOURCES = tests/integration/loader_pause.c
+tests_integration_libloaderpause_la_CFLAGS = $(AM_CFLAGS) -g -O1
+tests_integration_libloaderpause_la_LDFLAGS = -rpath /nowhere -avoid-version -module
 
 PROCESS_TESTS = \
 	tests/integration/process_secure.sh \
