@@ -243,6 +243,39 @@ static inline void release_foreign(alloc_record *rec, char *shard)
 		backend::foreign.free(rec);
 }
 
+/* p's record when p is a counted block of the allocator underneath, plain: record
+ * RECORD_MAGIC | RECORD_F_FOREIGN (no alignment, no flag), or with Unflagged also
+ * RECORD_MAGIC alone (the fast path's, over an allocator after the library). Else
+ * null. A slot of the small-block heap (ALLOCINFO_HEAP=own) has no record below it;
+ * without the heap (Heap false: the variable was not set when the calls were routed)
+ * there is none to test for. Below a page's start nothing is read (page_starts.h). */
+template <bool Heap = true, bool Unflagged = false>
+static inline alloc_record *plain_foreign_record(void *p)
+{
+	if (Heap && small::contains(p, g_fast.small_base))
+		return nullptr;
+	alloc_record *rec = record_of(p);
+	if (unlikely(page_starts::starts_page(p) ||
+		     (rec->meta | (Unflagged ? RECORD_F_FOREIGN : 0)) !=
+			     (RECORD_MAGIC | RECORD_F_FOREIGN)))
+		return nullptr;
+	return rec;
+}
+
+/* What a routed free() does first (override.cpp, allocator_api.cpp): null, or the
+ * allocator's plain counted block freed by a thread with a shard; true when done. */
+template <bool Heap> static inline bool routed_release(void *p)
+{
+	if (unlikely(!p))
+		return true;
+	alloc_record *rec = plain_foreign_record<Heap>(p);
+	char *shard = thread_shard();
+	if (unlikely(!rec || !shard))
+		return false;
+	release_foreign(rec, shard);
+	return true;
+}
+
 /* free() of a block whose record is not exactly the plain one, or that has none
  * (made while counting was off); and the same for operator delete, for callbacks.
  * exported: reached from the exported free() (backend::g_passing_on). */

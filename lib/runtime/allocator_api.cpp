@@ -18,6 +18,8 @@
 
 #include "alloc.h"
 #include "backend.h"
+#include "callbacks.h"
+#include "foreign_path.h"
 #include "route.h"
 
 namespace allocinfo {
@@ -277,18 +279,12 @@ template <unsigned N> word resize_ours(void *p, word *args)
 	return r;
 }
 
-/* Row N's call with a block of ours (p, at args[arg]; for resize_at, *args[arg]). */
+/* Row N's call with a block of ours (p, at args[arg]; for resize_at, *args[arg]), for
+ * the rows that do more than free it or give its size (entry()). */
 template <unsigned N> [[gnu::noinline]] word ours(void *p, word *args)
 {
 	constexpr api_fn f = g_table[N];
 	switch (f.what) {
-	case kind::free_it:
-		free_block(p, ALLOCINFO_OP_FREE);
-		return 0;
-	case kind::delete_it:
-		free_block(p, ALLOCINFO_OP_DELETE);
-		return 0;
-	case kind::size_of:
 	case kind::grow_in_place_size:	/* not grown: the size it has */
 		return block_usable_size(p);
 	case kind::grow_in_place:	/* mi_expand(p, n): p when n fits already */
@@ -433,6 +429,28 @@ template <unsigned N> [[gnu::noinline]] word make(word *args, uintptr_t ra)
 
 #define RA() ((uintptr_t)__builtin_return_address(0))
 
+/* Row N's plain allocations (no alignment, no arena): with the allocator first they
+ * take the lean path of the routed malloc() and calloc() (foreign_path.h), not the
+ * general one (make(), through the exported functions' bodies). */
+constexpr bool lean_row(const api_fn &f)
+{
+	return f.what == kind::mallocx || (f.what == kind::allocate && f.align == NONE);
+}
+
+/* The size and zeroing of row N's call, when it asks for nothing more. */
+template <unsigned N> inline bool lean_arguments(word a0, word a1, size_t *n, bool *zero)
+{
+	constexpr api_fn f = g_table[N];
+	*n = f.arg == 0 ? a0 : a1;
+	*zero = f.zero;
+	if (f.what == kind::mallocx) {
+		uint32_t flags = (uint32_t)a1;	/* an int */
+		*zero = flags & JE_ZERO;
+		return !(flags & ~JE_ZERO);
+	}
+	return f.count == NONE || !__builtin_mul_overflow(f.count == 0 ? a0 : a1, *n, n);
+}
+
 /* Row N's entry point. A function that makes a block: the library's allocation. One
  * that takes a block: the allocator's function itself, unless the block is ours or
  * the resize is counted. */
@@ -441,6 +459,16 @@ word entry(word a0, word a1, word a2, word a3, word a4, word a5)
 {
 	constexpr api_fn f = g_table[N];
 	if constexpr (!takes_block(f.what)) {
+		if constexpr (lean_row(f)) {
+			size_t n;
+			bool zero;
+			if (lean_arguments<N>(a0, a1, &n, &zero)) {
+				if (foreign_go())
+					return (word)(zero ? foreign_malloc<true>(n, RA())
+							   : foreign_malloc<false>(n, RA()));
+				return (word)caller_allocate(n, 0, zero, RA());
+			}
+		}
 		word args[6] = { a0, a1, a2, a3, a4, a5 };
 		return make<N>(args, RA());
 	} else {
@@ -453,10 +481,35 @@ word entry(word a0, word a1, word a2, word a3, word a4, word a5)
 		void *p = reinterpret_cast<void *>(at);
 		if (f.what == kind::resize_at)
 			p = at ? *reinterpret_cast<void **>(at) : nullptr;
+		/* A plain counted block: with the allocator first, freed as its routed
+		 * free() frees it; its size, the allocator's own answer for the block
+		 * under the record, less the record (usable_size()'s, with fewer steps). */
+		if constexpr (f.what == kind::free_it || f.what == kind::delete_it) {
+			if (!RECORD_ALWAYS && backend::g_underneath == backend::underneath::first &&
+			    routed_release<true>(p))
+				return 0;
+		}
+		if constexpr (f.what == kind::size_of) {
+			alloc_record *rec;
+			if (!RECORD_ALWAYS && !callbacks::wanted() &&
+			    (rec = plain_foreign_record<true, true>(p))) {
+				word args[6] = { a0, a1, a2, a3, a4, a5 };
+				args[f.arg] = (word)rec;
+				size_t n = g_real[N](args[0], args[1], args[2], args[3], args[4], args[5]);
+				return n >= sizeof(*rec) + rec->size ? n - sizeof(*rec) : rec->size;
+			}
+		}
 		if (likely(!block_is_ours(p)))
 			return g_real[N](a0, a1, a2, a3, a4, a5);
-		word args[6] = { a0, a1, a2, a3, a4, a5 };
-		return ours<N>(p, args);
+		if constexpr (f.what == kind::free_it || f.what == kind::delete_it) {
+			free_block(p, f.what == kind::free_it ? ALLOCINFO_OP_FREE : ALLOCINFO_OP_DELETE);
+			return 0;
+		} else if constexpr (f.what == kind::size_of) {
+			return block_usable_size(p);
+		} else {
+			word args[6] = { a0, a1, a2, a3, a4, a5 };
+			return ours<N>(p, args);
+		}
 	}
 }
 

@@ -812,25 +812,6 @@ template <bool Heap> void *routed_new(size_t n)
 [[gnu::noinline]] void delete_other(void *p) noexcept { do_delete(p); }
 [[gnu::noinline]] void sized_delete_other(void *p, size_t n) noexcept { do_sized_delete(p, n); }
 
-/* Null, or the allocator's counted block freed by a thread with a shard: true when
- * done. A slot of the small-block heap (ALLOCINFO_HEAP=own) has no record below it;
- * without the heap (Heap false: the variable was not set when the calls were routed)
- * there is none to test for. */
-template <bool Heap> inline bool routed_release(void *p)
-{
-	if (unlikely(!p))
-		return true;
-	if (Heap && small::contains(p, g_fast.small_base))
-		return false;
-	alloc_record *rec = record_of(p);
-	char *shard = thread_shard();
-	if (unlikely(page_starts::starts_page(p) ||
-		     rec->meta != (RECORD_MAGIC | RECORD_F_FOREIGN) || !shard))
-		return false;
-	release_foreign(rec, shard);
-	return true;
-}
-
 template <bool Heap> void routed_free(void *p) noexcept
 {
 	if (!routed_release<Heap>(p))
