@@ -429,9 +429,10 @@ template <unsigned N> [[gnu::noinline]] word make(word *args, uintptr_t ra)
 
 #define RA() ((uintptr_t)__builtin_return_address(0))
 
-/* Row N's plain allocations (no alignment, no arena): with the allocator first they
- * take the lean path of the routed malloc() and calloc() (foreign_path.h), not the
- * general one (make(), through the exported functions' bodies). */
+/* Row N's plain allocations (no alignment, no arena) go straight to what they are:
+ * with the allocator first, the lean path of the routed malloc() and calloc()
+ * (foreign_path.h); with the library first, the exported functions' bodies
+ * (caller_allocate()). make() would reach the same after reading the whole row. */
 constexpr bool lean_row(const api_fn &f)
 {
 	return f.what == kind::mallocx || (f.what == kind::allocate && f.align == NONE);
