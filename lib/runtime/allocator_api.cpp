@@ -475,8 +475,13 @@ word entry(word a0, word a1, word a2, word a3, word a4, word a5)
 	} else {
 		if constexpr (f.when != counted::never) {
 			word args[6] = { a0, a1, a2, a3, a4, a5 };
-			if (size_t n = counted_size<N>(args))
+			if (size_t n = counted_size<N>(args)) {
+				/* With the allocator first: the routed realloc()'s lean path. */
+				if (f.what == kind::resize && foreign_go())
+					return (word)foreign_realloc(
+						reinterpret_cast<void *>(args[f.arg]), n, RA());
 				return resize_counted<N>(args, n, RA());
+			}
 		}
 		word at = f.arg == 0 ? a0 : a1;
 		void *p = reinterpret_cast<void *>(at);
