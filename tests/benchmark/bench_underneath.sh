@@ -67,7 +67,7 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 mimalloc
 		continue
 	fi
 	for w in "pairs 64 1 $((5000000 / scale))" "pairs 64 1 $((2500000 / scale)) realloc" \
-		 "pairs 64 1 $((5000000 / scale)) own" \
+		 "pairs 64 1 $((5000000 / scale)) own" "pairs 64 1 $((2500000 / scale)) own-realloc" \
 		 "ctree $((40 / scale))" "cxx $((40 / scale))" "prodcons $((2000000 / scale))"; do
 		set -- $w
 		prog=$1
@@ -93,7 +93,8 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 mimalloc
 		case $prog in
 		pairs) label="malloc/free 64 B"
 		       [ "${4:-}" = realloc ] && label="realloc, grow, free 64 B"
-		       [ "${4:-}" = own ] && label="its own malloc, size, free 64 B" ;;
+		       [ "${4:-}" = own ] && label="its own malloc, size, free 64 B"
+		       [ "${4:-}" = own-realloc ] && label="its own malloc, realloc, free 64 B" ;;
 		ctree) label="C trees, lists, strings" ;;
 		cxx) label="C++ map, vector, shared_ptr" ;;
 		prodcons) label="producer/consumer (2 threads)" ;;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * malloc/free pairs: the fast path alone. Each of T threads allocates and frees one
- * block of SIZE bytes, ITERS times. Usage: pairs SIZE THREADS ITERS [realloc|own].
+ * block of SIZE bytes, ITERS times. Usage: pairs SIZE THREADS ITERS
+ * [realloc|own|own-realloc].
  * One operation is one pair per thread, so the two-thread speed-up is
  * 2 * t(1 thread) / t(2 threads). With `realloc`, each operation allocates as Lua
  * does, through realloc alone: realloc(NULL, SIZE), then to twice SIZE, then free.
@@ -9,6 +10,9 @@
  * sallocx and sdallocx; tcmalloc's tc_malloc, tc_malloc_size and tc_free_sized;
  * mimalloc's mi_malloc, mi_usable_size and mi_free_size): its allocation, its size
  * and its sized free, all three routed by liballocinfo (the allocation counted).
+ * With `own-realloc`, the allocator's allocation, its resize to twice SIZE
+ * (jemalloc's rallocx, tcmalloc's tc_realloc, mimalloc's mi_realloc) and its free:
+ * the resize counted at its call, as realloc()'s are.
  */
 #include "bench.h"
 
@@ -23,13 +27,16 @@ WEAK void sdallocx(void *p, size_t n, int flags);
 WEAK void *tc_malloc(size_t n);
 WEAK size_t tc_malloc_size(void *p);
 WEAK void tc_free_sized(void *p, size_t n);
+WEAK void *rallocx(void *p, size_t n, int flags);
+WEAK void *tc_realloc(void *p, size_t n);
+WEAK void *mi_realloc(void *p, size_t n);
 WEAK void *mi_malloc(size_t n);
 WEAK size_t mi_usable_size(const void *p);
 WEAK void mi_free_size(void *p, size_t n);
 
 static size_t size;
 static unsigned long iters;
-static int by_realloc, by_own;
+static int by_realloc, by_own, by_own_realloc;
 static pthread_barrier_t start_line;
 
 /* The allocator's own functions, through the program's references to them. */
@@ -53,7 +60,12 @@ static void own_free(void *p, size_t n)
 		mi_free_size(p, n);
 }
 
-/* A loop of its own: the others' instructions stay as they were. */
+static void *own_realloc(void *p, size_t n)
+{
+	return mallocx ? rallocx(p, n, 0) : tc_malloc ? tc_realloc(p, n) : mi_realloc(p, n);
+}
+
+/* Loops of their own: the others' instructions stay as they were. */
 static void own_loop(unsigned long n)
 {
 	for (unsigned long i = 0; i < n; i++) {
@@ -64,10 +76,25 @@ static void own_loop(unsigned long n)
 	}
 }
 
+static void own_realloc_loop(unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++) {
+		void *p = own_malloc(size);
+		bench_escape(p);
+		p = own_realloc(p, 2 * size);
+		bench_escape(p);
+		own_free(p, 2 * size);
+	}
+}
+
 static void loop(unsigned long n)
 {
 	if (by_own) {
 		own_loop(n);
+		return;
+	}
+	if (by_own_realloc) {
+		own_realloc_loop(n);
 		return;
 	}
 	for (unsigned long i = 0; i < n; i++) {
@@ -100,8 +127,10 @@ int main(int argc, char **argv)
 	iters = bench_arg(argc, argv, 3, 5000000);
 	by_realloc = argc > 4 && !strcmp(argv[4], "realloc");
 	by_own = argc > 4 && !strcmp(argv[4], "own");
-	if (by_own && !mallocx && !tc_malloc && !mi_malloc) {
-		fprintf(stderr, "pairs own: no jemalloc, tcmalloc or mimalloc in the process\n");
+	by_own_realloc = argc > 4 && !strcmp(argv[4], "own-realloc");
+	if ((by_own || by_own_realloc) && !mallocx && !tc_malloc && !mi_malloc) {
+		fprintf(stderr, "pairs %s: no jemalloc, tcmalloc or mimalloc in the process\n",
+			argv[4]);
 		return 1;
 	}
 	pthread_t tid[64];
