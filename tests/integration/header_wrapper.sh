@@ -92,5 +92,20 @@ if command -v autoconf >/dev/null; then
 		fi
 	fi
 fi
+# Pointed where allocinfo is not: one line naming what is missing, and a failure, not
+# an untagged object or the linker's complaint about -lallocinfo.
+nowhere=$tmp/nowhere
+printf 'int main(void) { return 0; }\n' >"$tmp/main.c"
+ALLOCINFO_INCLUDEDIR=$nowhere "$cc_wrap" -c "$tmp/main.c" -o "$tmp/o.o" >"$tmp/log" 2>&1 &&
+	failed "compiled with no header"
+grep -q "^allocinfo-cc: no $nowhere/allocinfo/cc.h: allocinfo is not installed there" "$tmp/log" ||
+	failed "no header: not said"
+ALLOCINFO_LIBDIR=$nowhere "$cc_wrap" "$tmp/main.c" -o "$tmp/a.out" >"$tmp/log" 2>&1 &&
+	failed "linked with no library"
+grep -q "^allocinfo-cc: no $nowhere/liballocinfo.so: allocinfo is not installed there" "$tmp/log" ||
+	failed "no library: not said"
+ALLOCINFO_INCLUDEDIR=$nowhere ALLOCINFO_LIBDIR=$nowhere "$cc_wrap" -E "$tmp/main.c" \
+	>"$tmp/log" 2>&1 || failed "-E needs no header"
+
 [ $fail = 0 ] && echo ok
 exit $fail
