@@ -502,6 +502,8 @@ void store_fork_child()
 	__atomic_store_n(&g_store_pending, STORE_PENDING_FORK, __ATOMIC_RELEASE);
 }
 
+static void publish_forked();
+
 bool store_pending_update(uint32_t slot, int64_t bytes, int64_t calls)
 {
 	/* Inside the library (it may hold the registry lock), while fork holds it, from
@@ -524,6 +526,12 @@ bool store_pending_update(uint32_t slot, int64_t bytes, int64_t calls)
 	}
 	/* A forked child's first update: every other update waits here until the store
 	 * is published, so none is written into the private copy while it is copied. */
+	publish_forked();
+	return false;
+}
+
+static void publish_forked()
+{
 	registry_lock();
 	pthread_mutex_lock(&g_pending_lock);
 	bool published = false;
@@ -538,7 +546,16 @@ bool store_pending_update(uint32_t slot, int64_t bytes, int64_t calls)
 	registry_unlock();
 	if (published)
 		store_bpf_published();	/* may allocate: counted in the new store */
-	return false;
+}
+
+void store_publish_forked()
+{
+	/* Not in a vfork() child of an unpublished child: it shares that child's memory,
+	 * store included, and ran no fork handler (the store names the other pid). */
+	if (__atomic_load_n(&g_store_pending, __ATOMIC_ACQUIRE) == STORE_PENDING_FORK &&
+	    g_store.hdr->pid == (int32_t)getpid() && allocinfo__thread.override != &g_discard_tag &&
+	    !in_fork_window())
+		publish_forked();
 }
 
 bool store_publish_bpf()

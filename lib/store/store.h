@@ -76,6 +76,9 @@ void store_fork_prepare() HIDDEN;
  * child that execs or exits without allocating never pays for one.
  */
 void store_fork_child() HIDDEN;
+/* A forked child that has not published its store yet does so now, whether or not it
+ * has counted anything (a daemon, in setsid(): daemon_start.cpp). */
+void store_publish_forked() HIDDEN;
 
 /* Set while this process counts in a store not yet published as asked; every thread
  * then counts through counter_add_unowned(), without a shard:

@@ -3,11 +3,14 @@
 # A forked child's store is made at its first counter update, not at fork: until
 # then it has no store (nor BPF pins) of its own and readers say so; from then on it
 # has one, holding exactly the parent's live blocks and its own. With each store.
+# A daemon's is made when it starts its session (setsid(), or daemon(3)), though it
+# allocates nothing after the fork: readers find it, with what it holds.
 . "$top_srcdir/tests/integration/process_lib.sh"
 cli=$top_builddir/tools/allocinfo
 src=tests/integration/process_prog.c
 line_parent=$(grep -n 'LINE_PARENT \*/' "$top_srcdir/$src" | cut -d: -f1)
 line_child=$(grep -n 'LINE_CHILD \*/' "$top_srcdir/$src" | cut -d: -f1)
+line_daemon=$(grep -n 'LINE_DAEMON \*/' "$top_srcdir/$src" | cut -d: -f1)
 pins=/sys/fs/bpf/allocinfo
 
 stores=shm
@@ -47,5 +50,27 @@ for store in $stores; do
 	: >"$work/b"
 	wait "$parent" || fail "$store: the child failed (status $?): $(cat "$work/err")"
 	[ -s "$work/err" ] && fail "$store: messages: $(cat "$work/err")"
+
+	for how in setsid daemon; do
+		rm -f "$work/d" "$work/out"
+		mkfifo "$work/d" || fail "mkfifo"
+		ALLOCINFO_STORE=$store "$prog" daemon $how "$work/d" >"$work/out" 2>"$work/err" ||
+			fail "$store: process_prog daemon $how: $(cat "$work/err")"
+		wait_nonempty "$work/out"
+		d=$(head -1 "$work/out")
+		pids="$pids $d"
+		"$cli" -p "$d" >"$work/daemon" 2>&1 ||
+			fail "$store, $how: no store for the daemon: $(cat "$work/daemon")"
+		grep -E -q "^ +100000 +1 .*$src:$line_daemon " "$work/daemon" ||
+			fail "$store, $how: the daemon's block is not counted: $(cat "$work/daemon")"
+		[ $store = bpf ] && { [ -d "$pins/$d" ] || fail "bpf, $how: no pins for $d"; }
+		: >"$work/d"
+		n=0
+		while [ -d "/proc/$d" ] && ! grep -q '^State:.*Z' "/proc/$d/status" 2>/dev/null; do
+			n=$((n + 1)); [ $n -lt 400 ] || fail "$store, $how: the daemon did not exit"
+			sleep 0.05
+		done
+		[ -s "$work/err" ] && fail "$store, $how: messages: $(cat "$work/err")"
+	done
 done
 exit 0

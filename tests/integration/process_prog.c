@@ -24,6 +24,10 @@
  *   stack       a thread whose first allocations are the process's first walk out
  *               of a wrapper (strdup), a new tag's and a new call site's: prints
  *               how many bytes of its stack it used.
+ *   daemon HOW FIFO  allocate 100,000 bytes (LINE_DAEMON), then become a daemon:
+ *               HOW "setsid" forks, the parent exits 0 and the child calls setsid();
+ *               HOW "daemon" calls daemon(3). The daemon prints its pid and blocks
+ *               opening FIFO, allocating nothing after the fork; then exits 0.
  */
 #include <allocinfo.h>
 
@@ -284,8 +288,34 @@ static int lazy(const char *a, const char *b)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 2;
 }
 
+static int become_daemon(const char *how, const char *fifo)
+{
+	keep = malloc(100000);	/* LINE_DAEMON */
+	if (strcmp(how, "daemon") == 0) {
+		if (daemon(1, 1) != 0) {
+			perror("daemon");
+			return 1;
+		}
+	} else {
+		pid_t pid = fork();
+		if (pid < 0) {
+			perror("fork");
+			return 1;
+		}
+		if (pid > 0)
+			_exit(0);
+		if (setsid() < 0)
+			_exit(3);
+	}
+	char line[32];
+	snprintf(line, sizeof(line), "%d\n", (int)getpid());
+	_exit(say(line) || wait_fifo(fifo) ? 4 : 0);
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && strcmp(argv[1], "daemon") == 0)
+		return become_daemon(argv[2], argv[3]);
 	if (argc == 4 && strcmp(argv[1], "lazy") == 0)
 		return lazy(argv[2], argv[3]);
 	if (argc == 3 && strcmp(argv[1], "children") == 0)
@@ -302,6 +332,6 @@ int main(int argc, char **argv)
 		return fds();
 	if (argc == 2 && strcmp(argv[1], "dup5") == 0)
 		return dup5();
-	fprintf(stderr, "usage: process_prog hold FIFO | fds | dup5 | children N | lazy A B | early MS | printing MS | stack\n");
+	fprintf(stderr, "usage: process_prog hold FIFO | fds | dup5 | children N | lazy A B | early MS | printing MS | stack | daemon setsid|daemon FIFO\n");
 	return 2;
 }
