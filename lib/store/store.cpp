@@ -502,7 +502,24 @@ void store_fork_child()
 	__atomic_store_n(&g_store_pending, STORE_PENDING_FORK, __ATOMIC_RELEASE);
 }
 
-static void publish_forked();
+/* Publishes a forked child's store if it is still pending, while every update waits. */
+static void publish_forked()
+{
+	registry_lock();
+	pthread_mutex_lock(&g_pending_lock);
+	bool published = false;
+	if (__atomic_load_n(&g_store_pending, __ATOMIC_ACQUIRE) == STORE_PENDING_FORK) {
+		t_publishing = true;
+		publish_child_store();
+		__atomic_store_n(&g_store_pending, 0, __ATOMIC_RELEASE);
+		t_publishing = false;
+		published = true;
+	}
+	pthread_mutex_unlock(&g_pending_lock);
+	registry_unlock();
+	if (published)
+		store_bpf_published();	/* may allocate: counted in the new store */
+}
 
 bool store_pending_update(uint32_t slot, int64_t bytes, int64_t calls)
 {
@@ -530,28 +547,12 @@ bool store_pending_update(uint32_t slot, int64_t bytes, int64_t calls)
 	return false;
 }
 
-static void publish_forked()
-{
-	registry_lock();
-	pthread_mutex_lock(&g_pending_lock);
-	bool published = false;
-	if (__atomic_load_n(&g_store_pending, __ATOMIC_ACQUIRE) == STORE_PENDING_FORK) {
-		t_publishing = true;
-		publish_child_store();
-		__atomic_store_n(&g_store_pending, 0, __ATOMIC_RELEASE);
-		t_publishing = false;
-		published = true;
-	}
-	pthread_mutex_unlock(&g_pending_lock);
-	registry_unlock();
-	if (published)
-		store_bpf_published();	/* may allocate: counted in the new store */
-}
-
 void store_publish_forked()
 {
 	/* Not in a vfork() child of an unpublished child: it shares that child's memory,
-	 * store included, and ran no fork handler (the store names the other pid). */
+	 * store included, and ran no fork handler (the store names the other pid). Not
+	 * from inside the library, which may hold the registry lock, nor while a fork
+	 * holds it. */
 	if (__atomic_load_n(&g_store_pending, __ATOMIC_ACQUIRE) == STORE_PENDING_FORK &&
 	    g_store.hdr->pid == (int32_t)getpid() && allocinfo__thread.override != &g_discard_tag &&
 	    !in_fork_window())
