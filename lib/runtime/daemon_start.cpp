@@ -10,12 +10,12 @@
  * is published there. A child that execs, or exits, without becoming a daemon still
  * pays for no store of its own.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "next_definition.h"
 #include "store.h"
 
 using namespace allocinfo;
@@ -35,14 +35,10 @@ EXPORT pid_t setsid(void)
 EXPORT int daemon(int nochdir, int noclose)
 {
 	static int (*next)(int, int);
-	auto fn = __atomic_load_n(&next, __ATOMIC_ACQUIRE);
+	auto fn = next_definition(&next, "daemon");
 	if (!fn) {
-		fn = (int (*)(int, int))dlsym(RTLD_NEXT, "daemon");
-		if (!fn) {
-			errno = ENOSYS;
-			return -1;
-		}
-		__atomic_store_n(&next, fn, __ATOMIC_RELEASE);
+		errno = ENOSYS;
+		return -1;
 	}
 	int r = fn(nochdir, noclose);
 	if (r == 0)

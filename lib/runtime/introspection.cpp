@@ -4,32 +4,18 @@
  * malloc_trim), interposed so that what they say includes the small-block heap's
  * blocks: each asks the next definition (glibc's) and adds the heap's figures.
  */
-#include <dlfcn.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
 #include "introspection.h"
+#include "next_definition.h"
 #include "small_heap.h"
 
 using namespace allocinfo;
 
 namespace {
-
-/* The next definition of name, looked up once. dlsym may allocate: charged to
- * nothing. */
-template <typename Fn>
-Fn next_definition(Fn *cache, const char *name)
-{
-	Fn fn = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
-	if (!fn) {
-		busy_guard guard;
-		fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-		__atomic_store_n(cache, fn, __ATOMIC_RELEASE);
-	}
-	return fn;
-}
 
 int (*next_malloc_trim)(size_t);
 

@@ -46,7 +46,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/api.cpp \
 	lib/store/reader_module.h lib/store/bpf_module.h \
 	lib/runtime/library_dlopen.h lib/runtime/library_dlopen.cpp \
-	lib/runtime/daemon_start.cpp \
+	lib/runtime/next_definition.h lib/runtime/daemon_start.cpp \
 	lib/runtime/reader_loader.h lib/runtime/reader_loader.cpp \
 	lib/runtime/pprof_profiler.h lib/runtime/pprof_profiler.cpp
 lib_liballocinfo_la_CPPFLAGS = $(AM_CPPFLAGS) \

@@ -19,6 +19,7 @@
 #include "alloc.h"
 #include "callbacks.h"
 #include "foreign_path.h"
+#include "next_definition.h"
 #include "options.h"
 #include "route.h"
 #include "table_pages.h"
@@ -482,11 +483,7 @@ EXPORT int allocinfo_asprintf(const alloc_tag *t, char **strp, const char *fmt, 
 EXPORT int dlclose(void *handle)
 {
 	static int (*next)(void *);
-	auto fn = __atomic_load_n(&next, __ATOMIC_ACQUIRE);
-	if (!fn) {
-		fn = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
-		__atomic_store_n(&next, fn, __ATOMIC_RELEASE);
-	}
+	auto fn = next_definition(&next, "dlclose");
 	route_before_dlclose();
 	tables_before_dlclose();
 	int r = fn(handle);
