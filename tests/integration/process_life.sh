@@ -10,14 +10,15 @@ unset ALLOCINFO_STORE_DIR	# the default: memfd stores
 
 # leftovers FILE: the /dev/shm files and BPF pin directories of the pids in FILE
 # made since the test started (other programs' older ones may hold reused pids).
+# One find for all of them: a find per pid made this test take a minute.
 touch "$work/start"
 sleep 1	# a second of mtime resolution between that mark and what follows
 leftovers() {
-	while read -r p; do
-		for f in "/dev/shm/allocinfo-$p" "/sys/fs/bpf/allocinfo/$p"; do
-			[ -n "$(find "$f" -maxdepth 0 -newer "$work/start" 2>/dev/null)" ] && echo "$f"
-		done
-	done <"$1"
+	{
+		find /dev/shm -maxdepth 1 -name 'allocinfo-*' -newer "$work/start" 2>/dev/null
+		find /sys/fs/bpf/allocinfo -mindepth 1 -maxdepth 1 -newer "$work/start" 2>/dev/null
+	} | awk 'NR == FNR { pid[$0] = 1; next }
+		 { p = $0; sub(/.*[-\/]/, "", p); if (p in pid) print }' "$1" -
 }
 
 for store in auto shm; do
