@@ -24,7 +24,7 @@ EXTRA_DIST += tests/run-test.sh tests/tsan.supp
 
 # Test programs link the library; under a sanitizer, statically, so it comes first.
 TEST_LDADD = lib/liballocinfo.la $(SAN_TEST_LIBS)
-TEST_LINK_FLAGS = $(SAN_TEST_LDFLAGS)
+TEST_LINK_FLAGS = $(SAN_TEST_LDFLAGS) -no-install
 
 # Reruns the whole suite until the first failure: the tool for flaky concurrency bugs.
 check-loop:

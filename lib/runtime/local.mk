@@ -10,6 +10,7 @@ lib_liboverride_la_CXXFLAGS = -std=gnu++17 $(WARN_CXXFLAGS) -fvisibility=hidden 
 	-ftls-model=initial-exec $(SAN_FRAME_FLAGS)
 
 lib_LTLIBRARIES += lib/liballocinfo.la
+lib_liballocinfo_la_LIBTOOLFLAGS =	# both libraries (Makefile.am)
 lib_liballocinfo_la_SOURCES = \
 	lib/runtime/internal.h \
 	lib/runtime/options.h lib/runtime/options.cpp \
