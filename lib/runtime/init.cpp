@@ -81,8 +81,9 @@ void on_exit()
 	store_retire();
 }
 
-/* liburcu-bp as fork_prepare() found it: one loaded meanwhile ran no before_fork(). */
-const rcu::api *g_fork_rcu;
+/* liburcu-bp as this thread's fork_prepare() found it: one loaded meanwhile ran no
+ * before_fork(). Per thread, as forks from several threads prepare at once. */
+__thread const rcu::api *t_fork_rcu;
 
 /*
  * The library's own loads come first of all: a thread inside dlopen() may allocate
@@ -99,9 +100,9 @@ const rcu::api *g_fork_rcu;
 void fork_prepare()
 {
 	library_dlopen_fork_prepare();
-	g_fork_rcu = rcu::loaded();
-	if (g_fork_rcu)
-		g_fork_rcu->before_fork();
+	t_fork_rcu = rcu::loaded();
+	if (t_fork_rcu)
+		t_fork_rcu->before_fork();
 	pprof_profiler::fork_prepare();
 	sampler::fork_prepare();
 	registry_fork_prepare();
@@ -115,8 +116,8 @@ void fork_parent()
 	registry_fork_parent();
 	sampler::fork_parent();
 	pprof_profiler::fork_parent();
-	if (g_fork_rcu)
-		g_fork_rcu->after_fork_parent();
+	if (t_fork_rcu)
+		t_fork_rcu->after_fork_parent();
 	library_dlopen_fork_parent();
 }
 
@@ -134,8 +135,8 @@ void fork_child()
 	shards_fork_child();
 	registry_fork_child();
 	sampler::fork_child();
-	if (g_fork_rcu)
-		g_fork_rcu->after_fork_child();
+	if (t_fork_rcu)
+		t_fork_rcu->after_fork_child();
 	reader_fork_child();	/* before the profiler's thread, which writes through it */
 	pprof_profiler::fork_child();
 }

@@ -19,8 +19,11 @@ constexpr long FORK_POLL_NS = 1000 * 1000;
 
 futex_lock g_loading;
 pid_t g_loader;		/* atomic: the thread holding g_loading, or 0 */
-bool g_held_for_fork;	/* fork_prepare() took g_loading */
 bool g_loader_unusable;	/* a forked child whose loader state is half-made */
+/* This thread's fork_prepare() took g_loading. Per thread: forks from several threads
+ * run their prepare handlers at once (glibc releases its own fork-handler lock around
+ * each call), so what one thread's fork took is that thread's to give back. */
+__thread bool t_held_for_fork;
 
 const char UNUSABLE[] = "the process was forked while another thread was loading a "
 			"library; the loader's state is not safe to use in it";
@@ -55,13 +58,13 @@ const char *library_dlerror()
 
 void library_dlopen_fork_prepare()
 {
-	g_held_for_fork = false;
+	t_held_for_fork = false;
 	/* Forking from inside this thread's own load: there is nothing to wait for. */
 	if (__atomic_load_n(&g_loader, __ATOMIC_RELAXED) == gettid())
 		return;
 	for (long waited = 0;; waited += FORK_POLL_NS) {
 		if (g_loading.try_lock()) {
-			g_held_for_fork = true;
+			t_held_for_fork = true;
 			return;
 		}
 		if (waited >= FORK_WAIT_NS)
@@ -73,13 +76,13 @@ void library_dlopen_fork_prepare()
 
 void library_dlopen_fork_parent()
 {
-	if (g_held_for_fork)
+	if (t_held_for_fork)
 		g_loading.unlock();
 }
 
 void library_dlopen_fork_child()
 {
-	if (!g_held_for_fork && g_loading.held())
+	if (!t_held_for_fork && g_loading.held())
 		__atomic_store_n(&g_loader_unusable, true, __ATOMIC_RELAXED);
 	__atomic_store_n(&g_loader, 0, __ATOMIC_RELAXED);
 	g_loading.reset();
