@@ -4,6 +4,9 @@
 # C (gnu11) and C++ (C++17), with gcc and clang, optimised (the inline fast path);
 # and with ALLOCINFO_DISABLE and ALLOCINFO_NO_INLINE, also as strict C89.
 set -u
+# It uses nothing of the build: the plain suite runs it, and a sanitizer build would
+# only run the same compilers again.
+[ "${ALLOCINFO_SANITIZER:-no}" = no ] || exit 77
 src=$top_srcdir/tests/integration
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
