@@ -28,12 +28,10 @@ su -s /bin/sh nobody -c "cd '$dir' && seq $first $last | sed 's|\$|/sub|' |
 	xargs mkdir -p 2>/dev/null"
 [ "$(stat -c %U "$dir/$last/sub" 2>/dev/null)" = nobody ] ||
 	fail "nobody could not make entries in a 1777 $dir"
-cleanup_entries() {
-	p=$first
-	while [ "$p" -le "$last" ]; do
-		[ "$(stat -c %U "$dir/$p" 2>/dev/null)" = nobody ] && rm -rf "${dir:?}/$p"
-		p=$((p + 1))
-	done
+cleanup_entries() {	# one find: a stat per pid took seconds
+	find "${dir:?}" -mindepth 1 -maxdepth 1 -user nobody 2>/dev/null |
+		awk -F/ -v a="$first" -v b="$last" '$NF ~ /^[0-9]+$/ && $NF >= a && $NF <= b' |
+		xargs -r rm -rf
 }
 trap 'cleanup_entries; cleanup' EXIT
 
