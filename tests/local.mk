@@ -23,6 +23,8 @@ TEST_EXTENSIONS = .sh
 EXTRA_DIST += tests/run-test.sh tests/tsan.supp
 
 # Test programs link the library; under a sanitizer, statically, so it comes first.
+# -no-install: the real binary, not a libtool wrapper script that runs bash before
+# every start of the program.
 TEST_LDADD = lib/liballocinfo.la $(SAN_TEST_LIBS)
 TEST_LINK_FLAGS = $(SAN_TEST_LDFLAGS) -no-install
 

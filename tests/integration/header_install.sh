@@ -18,7 +18,7 @@ cd "$tmp/build" || exit 99
 # Only what a program built against allocinfo needs: the library and its reader module
 # (which renders a process's own report), the header, the wrappers and allocinfo.pc
 # (installed by make's own install rules). Unoptimized: what is checked here is what
-# is installed and where, and -O0 builds it in half the time.
+# is installed and where, and -O0 builds it in two thirds of the time.
 if ! "$top_srcdir/configure" -q --prefix="$prefix" --disable-bpf CFLAGS=-O0 CXXFLAGS=-O0 \
 	>"$tmp/log" 2>&1 ||
 	! make -j2 lib/liballocinfo.la lib/liballocinfo-reader.la tools/allocinfo-cc \
