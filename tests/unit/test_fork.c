@@ -193,7 +193,7 @@ static void test_fork_from_threads(void **state)
 	/* The library's own lines only: LeakSanitizer adds its list of suppressions. */
 	if (rc != 0 || strstr(err, "allocinfo:"))
 		fail_msg("forks from %d threads: status %d, stderr: %s", FORKERS, rc, err);
-	/* Each fork used to wait for a load lock that another fork had taken, and kept. */
+	/* A fork that waits for a load lock another fork kept shows here as 2 s. */
 	fprintf(stderr, "%d forks from %d threads took %.2f s\n", FORKERS * FORKS_EACH,
 		FORKERS, (double)(end.tv_sec - start.tv_sec) +
 		(double)(end.tv_nsec - start.tv_nsec) / 1e9);
