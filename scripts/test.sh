@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Runs the whole test suite from scratch: installs what it needs, mounts bpffs when it
 # is not mounted, then builds and runs `make check` three times: a normal build, one
-# under AddressSanitizer and one under ThreadSanitizer. Prints one closing line,
+# under AddressSanitizer and one under ThreadSanitizer, with a minute of fuzzing the
+# store parser (make fuzz) beside the sanitizer builds. Prints one closing line,
 # "N passed, N failed, N skipped", and exits non-zero if anything failed.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fork() in the awkward places: after an instrumented library with live memory was
- * dlclose'd, from several threads at once, and from inside a liburcu call_rcu
- * callback. Each child must come alive (no lock inherited held), count exactly from
- * the parent's figures, and exit; a child that hangs is killed by its alarm and the
- * test fails. And what a child costs: its fork handlers bind no function through the
- * loader (each binding faults in loader and symbol-table pages in every child).
+ * dlclose'd; from several threads at once, in a fresh process, so that every child
+ * and then the parent must load the reader (no fork may keep the library's load lock);
+ * and from inside a liburcu call_rcu callback. Each child must come alive (no lock
+ * inherited held), count exactly from the parent's figures, and exit; a child that
+ * hangs is killed by its alarm and the test fails. And what a child costs: its fork
+ * handlers bind no function through the loader (each binding faults in loader and
+ * symbol-table pages in every child).
  */
 #include <allocinfo.h>
 
