@@ -11,6 +11,7 @@
 #include "cfi_unwind.h"
 #include "library_dlopen.h"
 #include "registry.h"
+#include "stack_attr.h"
 #include "table_pages.h"
 #include "wrappers.h"
 
@@ -61,6 +62,9 @@ stack_range find_this_stack()
 			return t_stack;
 		}
 	}
+	/* Inside pthread_getattr_np() this thread holds the lock it would wait for. */
+	if (t_in_getattr)
+		return { UINTPTR_MAX, 1, 0 };
 	busy_guard guard;	/* reading the main thread's mapping allocates */
 	pthread_attr_t attr;
 	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
@@ -125,6 +129,10 @@ void setup()
 uint32_t kind_of(uintptr_t ra, uint32_t *via)
 {
 	*via = 0;
+	if (unlikely(in_stack_attr(ra - 1))) {	/* a libc function, in front of it */
+		*via = WRAPPER_TRANSPARENT;
+		return FRAME_WRAPPER;
+	}
 	if (ra >= g_self_lo && ra < g_self_hi)
 		return FRAME_SELF;
 	if ((*via = wrapper_at(ra - 1)) != 0)

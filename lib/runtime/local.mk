@@ -48,6 +48,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/store/reader_module.h lib/store/bpf_module.h \
 	lib/runtime/library_dlopen.h lib/runtime/library_dlopen.cpp \
 	lib/runtime/next_definition.h lib/runtime/daemon_start.cpp \
+	lib/runtime/stack_attr.h lib/runtime/stack_attr.cpp \
 	lib/runtime/reader_loader.h lib/runtime/reader_loader.cpp \
 	lib/runtime/pprof_profiler.h lib/runtime/pprof_profiler.cpp
 lib_liballocinfo_la_CPPFLAGS = $(AM_CPPFLAGS) \

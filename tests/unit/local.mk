@@ -191,6 +191,13 @@ TESTS += tests/unit/test_procfs
 endif
 
 if ENABLE_UNIT
+check_PROGRAMS += tests/unit/test_stack_attr
+tests_unit_test_stack_attr_SOURCES = tests/unit/test_stack_attr.c
+tests_unit_test_stack_attr_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_stack_attr_LDADD = $(UNIT_LDADD) -lpthread
+tests_unit_test_stack_attr_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/unit/test_stack_attr
+
 check_PROGRAMS += tests/unit/test_callers_bound
 tests_unit_test_callers_bound_SOURCES = tests/unit/test_callers_bound.c
 tests_unit_test_callers_bound_CPPFLAGS = $(UNIT_CPPFLAGS)
