@@ -29,13 +29,13 @@
 
 #define CASE_SECONDS 20
 
-/* The CPU set glibc's pthread_getattr_np() allocates: from 32 bytes, doubled until
- * the kernel takes it. */
-static long cpuset_bytes(void)
+/* This thread's CPU set, as glibc's pthread_getattr_np() asks for it: from 32 bytes,
+ * doubled until the kernel takes it. Its size, or -1. */
+static char cpuset[1 << 16];
+static long read_cpuset(void)
 {
-	char buf[1 << 16];
-	for (long size = 32; size <= (long)sizeof(buf); size <<= 1)
-		if (syscall(SYS_sched_getaffinity, 0, size, buf) >= 0)
+	for (long size = 32; size <= (long)sizeof(cpuset); size <<= 1)
+		if (syscall(SYS_sched_getaffinity, 0, size, cpuset) >= 0)
 			return size;
 	return -1;
 }
@@ -78,15 +78,24 @@ static int child_own(void)
 	 * its, not the library's. */
 	int code = 0;
 	if (!sanitized()) {
-		/* Both calls charged alike to their own lines, each with the CPU set among
-		 * its blocks: never to libc's line, nor to the library's. */
+		/* What the attributes hold, made here by the call glibc makes for them
+		 * (the CPU set's copy, and what holds it): each call is charged exactly
+		 * that, at its own line, never at libc's line or the library's. */
+		long set_size = read_cpuset();
+		pthread_attr_t ref;
+		pthread_attr_init(&ref);
+		int ref_line = __LINE__ + 1;
+		int set = pthread_attr_setaffinity_np(&ref, (size_t)set_size, (cpu_set_t *)cpuset);
+		struct site_counts want = site_lookup(__FILE__, ref_line, "child_own");
 		struct site_counts first = site_lookup(__FILE__, first_line, "ask_own");
 		struct site_counts second = site_lookup(__FILE__, second_line, "ask_own");
-		long cpuset = cpuset_bytes();
-		if (cpuset <= 0 || first.bytes < cpuset || first.calls < 1 ||
-		    first.bytes != second.bytes || first.calls != second.calls) {
-			fprintf(stderr, "first call %lld %llu, second %lld %llu, CPU set %ld\n%s",
-				first.bytes, first.calls, second.bytes, second.calls, cpuset,
+		pthread_attr_destroy(&ref);
+		if (set_size <= 0 || set != 0 || want.bytes < set_size || want.calls < 1 ||
+		    first.bytes != want.bytes || first.calls != want.calls ||
+		    second.bytes != want.bytes || second.calls != want.calls) {
+			fprintf(stderr, "wanted %lld %llu (a CPU set of %ld bytes); first call "
+				"%lld %llu, second %lld %llu\n%s", want.bytes, want.calls, set_size,
+				first.bytes, first.calls, second.bytes, second.calls,
 				site_report_text());
 			code = 12;
 		}
