@@ -8,7 +8,7 @@ packages="build-essential autoconf automake libtool pkg-config
 	libfuse3-dev fuse3 libbpf-dev bpftool clang llvm libclang-rt-14-dev
 	valgrind linux-perf heaptrack python3 util-linux procps psmisc strace
 	prometheus golang-go
-	libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev time"
+	libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev electric-fence time"
 missing=""
 for p in $packages; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

@@ -244,6 +244,8 @@ void init(bool never)
 	 * header's calls) gets its blocks, without a record, through the library's
 	 * own GOT entries, redirected below whichever comes first. */
 	g_no_records = never;
+	if (kind == underneath::next)
+		route_allocator_makes(chosen, self);
 	if (kind == underneath::first && !never) {
 		route_calls(chosen, self, true);
 		return;

@@ -532,6 +532,45 @@ unsigned route_allocator_frees(struct link_map *allocator, void *const *ours)
 	dl_iterate_phdr(route_object, &job);
 	return job.rewritten;
 }
+
+/*
+ * An allocator that comes after the library (underneath::next) has its own calls of
+ * the functions that make a block bound to the library's, the first definition in
+ * lookup order. Electric Fence's malloc() calls memalign() so: the library's
+ * memalign() of a small alignment handed it to the allocator's malloc(), which called
+ * memalign() again, until the stack ran out. These entries are pointed at the
+ * definition the loader would have bound without the library (the allocator's own,
+ * mostly), as they stay its own when it comes first. Its calls that free or measure a
+ * block stay the library's, which hands a block without a record back as it is: a
+ * block with a record can reach the allocator there, as when it comes first
+ * (route_allocator_frees()).
+ */
+unsigned route_allocator_makes(struct link_map *allocator, struct link_map *self)
+{
+	static const char *const makes[] = {
+		"malloc", "calloc", "realloc", "reallocarray", "memalign", "aligned_alloc",
+		"valloc", "pvalloc", "posix_memalign", "_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t",
+		"_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",
+		"_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t",
+	};
+	constexpr unsigned NR_MAKES = sizeof(makes) / sizeof(makes[0]);
+	route_job job{};
+	set_names(&job, makes, NR_MAKES);
+	for (unsigned i = 0; i < NR_MAKES; i++)
+		for (struct link_map *m = _r_debug.r_map; m && !job.ours[i]; m = m->l_next)
+			if (m != self)
+				job.ours[i] = defined_symbol(m, makes[i]);
+	job.only = allocator->l_ld;
+	job.loader_base = getauxval(AT_BASE);
+	job.vdso_base = getauxval(AT_SYSINFO_EHDR);
+	dl_iterate_phdr(route_object, &job);
+	return job.rewritten;
+}
+#else
+unsigned route_allocator_makes(struct link_map *, struct link_map *)
+{
+	return 0;
+}
 #endif
 
 unsigned route_calls(struct link_map *allocator, struct link_map *self, bool malloc_family)

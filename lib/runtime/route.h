@@ -45,6 +45,13 @@ bool code_range(uintptr_t base, uintptr_t *lo, uintptr_t *hi) HIDDEN;
  * loaded later get the same. Returns how many entries now lead to us. */
 unsigned route_calls(struct link_map *allocator, struct link_map *self, bool malloc_family) HIDDEN;
 
+/* Over an allocator that comes after the library: its own calls of the functions
+ * that make or resize a block (malloc, realloc, memalign, operator new, ...) are
+ * pointed at what the loader would have bound them to without the library, its own
+ * definitions mostly, so that they never come back through the library to the
+ * allocator. Returns how many entries were rewritten. */
+unsigned route_allocator_makes(struct link_map *allocator, struct link_map *self) HIDDEN;
+
 /* The entry point that a routed call of `name` reaches instead of the exported one
  * (override.cpp: the lean path first), or null where the exported one serves. */
 void *routed_entry(const char *name) HIDDEN;

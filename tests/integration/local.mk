@@ -78,6 +78,11 @@ check_LTLIBRARIES += tests/unit/libapiplugin.la
 tests_unit_libapiplugin_la_SOURCES = tests/unit/api_plugin.c
 tests_unit_libapiplugin_la_CFLAGS = $(AM_CFLAGS) -g -O1
 tests_unit_libapiplugin_la_LDFLAGS = -rpath /nowhere -avoid-version
+check_PROGRAMS += tests/unit/underneath_report
+tests_unit_underneath_report_SOURCES = tests/unit/underneath_report.c
+tests_unit_underneath_report_CPPFLAGS = $(UNDERNEATH_CPP)
+tests_unit_underneath_report_LDADD = $(UNIT_LDADD)
+tests_unit_underneath_report_LDFLAGS = $(TEST_LINK_FLAGS)
 check_PROGRAMS += tests/unit/underneath_cxx
 tests_unit_underneath_cxx_SOURCES = tests/unit/underneath_cxx.cpp
 tests_unit_underneath_cxx_CPPFLAGS = $(UNDERNEATH_CPP)
@@ -139,6 +144,13 @@ tests_integration_libpasson_la_SOURCES = tests/integration/pass_on_wrapper.c
 tests_integration_libpasson_la_CFLAGS = $(AM_CFLAGS) -g -O1
 tests_integration_libpasson_la_LIBADD = $(DL_LIBS)
 tests_integration_libpasson_la_LDFLAGS = -rpath /nowhere -avoid-version
+# An allocator whose functions call one another by name (Electric Fence's kind),
+# preloaded after the library by underneath.sh. -fno-builtin: the compiler would make
+# its calloc's malloc and memset a call of calloc.
+check_LTLIBRARIES += tests/integration/libselfcalling.la
+tests_integration_libselfcalling_la_SOURCES = tests/integration/self_calling_alloc.c
+tests_integration_libselfcalling_la_CFLAGS = $(AM_CFLAGS) -g -O2 -fno-builtin
+tests_integration_libselfcalling_la_LDFLAGS = -rpath /nowhere -avoid-version
 # Declared wrappers (ALLOCINFO_WRAPPERS): a library of nested wrappers reached through
 # function pointers, and a program of the same, each built without and with the header.
 check_LTLIBRARIES += tests/integration/libwrapfix_plain.la tests/integration/libwrapfix_tagged.la

@@ -73,6 +73,54 @@ if [ -f "$WRAP" ]; then
 		LD_PRELOAD="$ALLOCINFO_LIB $WRAP" "$U/underneath_cxx" glibc
 fi
 
+# An allocator whose functions call one another by name (self_calling_alloc.c), as
+# Electric Fence's do: preloaded after the library, its malloc()'s call of memalign()
+# must stay its own (it recursed until the stack ran out); before the library, it
+# comes first as any allocator does. Its figures show it served every block.
+SELF=$top_builddir/tests/integration/.libs/libselfcalling.so
+if [ -f "$SELF" ]; then
+	for mode in A=1 ALLOCINFO=never "ALLOCINFO_HEAP=own UNDERNEATH_OWN_HEAP=1"; do
+		expect_ok "LD_PRELOAD=liballocinfo.so libselfcalling.so, $mode" $mode \
+			LD_PRELOAD="$ALLOCINFO_LIB $SELF" "$U/underneath" selfcall "$PLUGIN"
+		expect_ok "LD_PRELOAD=libselfcalling.so, $mode" $mode LD_PRELOAD="$SELF" \
+			UNDERNEATH_FIRST=1 "$U/underneath" selfcall "$PLUGIN"
+		expect_ok "C++, LD_PRELOAD=liballocinfo.so libselfcalling.so, $mode" $mode \
+			LD_PRELOAD="$ALLOCINFO_LIB $SELF" "$U/underneath_cxx" selfcall
+	done
+	expect_quiet "LD_PRELOAD=liballocinfo.so libselfcalling.so, ALLOCINFO_DEBUG=1" \
+		ALLOCINFO_DEBUG=1 LD_PRELOAD="$ALLOCINFO_LIB $SELF" "$U/underneath" selfcall \
+		"$PLUGIN"
+	expect_quiet "LD_PRELOAD=libselfcalling.so, ALLOCINFO_DEBUG=1" ALLOCINFO_DEBUG=1 \
+		LD_PRELOAD="$SELF" UNDERNEATH_FIRST=1 "$U/underneath" selfcall "$PLUGIN"
+fi
+# Electric Fence itself (package electric-fence), which keeps no figures to check:
+# in both orders, no crash and exact counts. Not the C++ program, whose new of 2^62
+# bytes Electric Fence's memalign() cannot fail without a crash of its own.
+EFENCE=$(library libefence.so.0)
+if [ -n "$EFENCE" ]; then
+	expect_ok "LD_PRELOAD=liballocinfo.so libefence.so.0" \
+		LD_PRELOAD="$ALLOCINFO_LIB $EFENCE" "$U/underneath" glibc-debug "$PLUGIN"
+	expect_ok "LD_PRELOAD=libefence.so.0" LD_PRELOAD="$EFENCE" UNDERNEATH_FIRST=1 \
+		"$U/underneath" glibc-debug "$PLUGIN"
+else
+	echo "skip: libefence.so.0 is not installed"
+fi
+
+# gperftools' debugging allocator, which aborts on a block made by operator new and
+# freed by free(): the library's reader module, a C++ library loaded when the program
+# first reads its report, must be routed before it makes a block. (That allocator's
+# malloc_usable_size() of an aligned block is larger than the block, so the programs
+# above, which fill each block to its usable size, are not run over it.)
+TCDEBUG=$(library libtcmalloc_debug.so.4)
+if [ -n "$TCDEBUG" ]; then
+	expect_ok "LD_PRELOAD=libtcmalloc_debug.so.4, a report read" LD_PRELOAD="$TCDEBUG" \
+		"$U/underneath_report"
+	expect_ok "LD_PRELOAD=liballocinfo.so libtcmalloc_debug.so.4, a report read" \
+		LD_PRELOAD="$ALLOCINFO_LIB $TCDEBUG" "$U/underneath_report"
+else
+	echo "skip: libtcmalloc_debug.so.4 is not installed"
+fi
+
 for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 \
 	    mimalloc:libmimalloc.so.2 glibc-debug:libc_malloc_debug.so.0; do
 	name=${pair%%:*} lib=$(library "${pair#*:}")

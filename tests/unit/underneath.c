@@ -2,7 +2,9 @@
 /*
  * A program built with allocinfo.h whose allocator may be another one: linked in
  * (before or after liballocinfo), or preloaded. Its argument names the allocator
- * that must have served every block (jemalloc, tcmalloc, mimalloc, glibc); its own
+ * that must have served every block (jemalloc, tcmalloc, mimalloc, glibc, or selfcall:
+ * tests/integration/self_calling_alloc.c, or glibc-debug, which keeps no figures of
+ * its own); its own
  * statistics or functions, found with dlsym, show that it did. The counts of every
  * call site are checked exactly, with malloc_usable_size and the aligned forms.
  * Prints "ok" and exits 0, or names each failure and exits 1.
@@ -74,6 +76,8 @@ static long long allocator_bytes(void)
 			return -1;
 		return (long long)bytes;
 	}
+	if (!strcmp(allocator, "selfcall"))	/* tests/integration/self_calling_alloc.c */
+		return (long long)((size_t (*)(void))symbol("self_calling_bytes"))();
 	return -1;
 }
 
@@ -84,6 +88,8 @@ static size_t allocator_class(size_t n)
 		return ((size_t (*)(size_t, int))symbol("nallocx"))(n, 0);
 	if (!strcmp(allocator, "mimalloc"))
 		return ((size_t (*)(size_t))symbol("mi_good_size"))(n);
+	if (!strcmp(allocator, "selfcall"))	/* the size asked for, exactly */
+		return n;
 	return 0;
 }
 
@@ -112,6 +118,8 @@ static size_t allocator_usable(void *base)
 			return 0;
 		return ((size_t (*)(void *))symbol("mi_usable_size"))(base);
 	}
+	if (!strcmp(allocator, "selfcall"))
+		return ((size_t (*)(void *))symbol("self_calling_usable"))(base);
 	return 0;
 }
 
@@ -172,6 +180,8 @@ static void *(*direct_malloc(void))(size_t)
 		return (void *(*)(size_t))symbol("tc_malloc");
 	if (!strcmp(allocator, "mimalloc"))
 		return (void *(*)(size_t))symbol("mi_malloc");
+	if (!strcmp(allocator, "selfcall"))
+		return (void *(*)(size_t))symbol("self_calling_malloc");
 	return NULL;
 }
 
@@ -545,7 +555,8 @@ int main(int argc, char **argv)
 		record = 0;
 	if (foreign && strcmp(allocator, "glibc-debug"))
 		symbol(!strcmp(allocator, "jemalloc") ? "mallctl"
-		       : !strcmp(allocator, "tcmalloc") ? "tc_malloc_size" : "mi_usable_size");
+		       : !strcmp(allocator, "tcmalloc") ? "tc_malloc_size"
+		       : !strcmp(allocator, "selfcall") ? "self_calling_bytes" : "mi_usable_size");
 
 	check_references();
 
@@ -753,7 +764,8 @@ int main(int argc, char **argv)
 	check_page_starts_threads(k);
 	if (!never && allocator_class(1))
 		check_page_starts_no_memory(k);
-	if (never && foreign && allocator_class(1)) {
+	/* Not over selfcall, whose blocks lie apart (a header, glibc's chunk). */
+	if (never && foreign && allocator_class(1) && strcmp(allocator, "selfcall")) {
 		check_forged_neighbour(ALLOCINFO__MAGIC_V1);
 		check_forged_neighbour(ALLOCINFO__MAGIC_V1 | 0x20);	/* RECORD_F_FOREIGN */
 	}

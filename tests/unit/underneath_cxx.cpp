@@ -47,7 +47,8 @@ static void give_up()
 static size_t allocator_usable(const char *name, void *base)
 {
 	const char *fn = !strcmp(name, "jemalloc") ? "sallocx"
-		       : !strcmp(name, "tcmalloc") ? "tc_malloc_size" : "mi_usable_size";
+		       : !strcmp(name, "tcmalloc") ? "tc_malloc_size"
+		       : !strcmp(name, "selfcall") ? "self_calling_usable" : "mi_usable_size";
 	void *sym = dlsym(RTLD_DEFAULT, fn);
 	if (!sym)
 		return 0;

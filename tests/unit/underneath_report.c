@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A program built with the header that reads its own report, twice, over an allocator
+ * that tells operator new's blocks from malloc's (gperftools' debugging tcmalloc,
+ * preloaded by underneath.sh, aborts on a block made by one and freed by the other).
+ * The report is made by the library's reader module, a C++ library loaded on first
+ * need: its calls must be routed before it makes a block. Prints "ok" and exits 0, or
+ * names each failure and exits 1.
+ */
+#include <allocinfo.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "site_report.h"
+
+static int failures;
+
+static void expect(int line, long long bytes, unsigned long long calls, const char *when)
+{
+	struct site_counts c = site_lookup(__FILE__, line, "main");
+	if ((calls && !c.found) || c.bytes != bytes || c.calls != calls) {
+		printf("%s: line %d holds %lld bytes in %llu calls, not %lld in %llu\n", when,
+		       line, c.bytes, c.calls, bytes, calls);
+		failures++;
+	}
+}
+
+int main(void)
+{
+	int line = __LINE__ + 1;
+	char *p = malloc(100);
+	memset(p, 1, 100);
+	expect(line, 100, 1, "made");
+	free(p);
+	expect(line, 0, 0, "freed");
+	if (failures)
+		return 1;
+	puts("ok");
+	return 0;
+}
