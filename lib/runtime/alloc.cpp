@@ -290,11 +290,12 @@ bool check_pointer(void *p, const char *what, bool below_readable_known)
 
 /* A block without a record under debugging (one of ours has a record: this is a wrong
  * pointer, unless it passes the checks), or over another allocator (the allocator
- * made it itself). */
+ * made it itself, and gets it back by its own function of the kind: Op). */
+template <int Op>
 [[gnu::noinline]] static void release_plain_other(void *p) noexcept
 {
 	if (backend::g_foreign_flag)
-		backend::foreign.free(p);
+		backend::free_foreign_as(p, Op);
 	else
 		release_checked(p);
 }
@@ -307,7 +308,7 @@ template <int Op>
 	 * here is the allocator's own: the page below it may not be mapped. With no
 	 * record anywhere, no block is ours to tell apart. */
 	if (backend::g_no_records || (page_starts::guarded_start(p) && !page_starts::take(p))) {
-		backend::foreign.free(p);
+		backend::free_foreign_as(p, Op);
 		return;
 	}
 	alloc_record *rec = record_of(p);
@@ -317,11 +318,11 @@ template <int Op>
 		 * release_slow()'s call and checks. */
 		release_foreign(rec, shard);
 	else if ((rec->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
-		release_slow(p, Op);
+		release_slow(p, public_op(Op));
 	else if (unlikely(__atomic_load_n(&g_tail_records, __ATOMIC_RELAXED)))
 		release_maybe_tail(p);
 	else
-		release_plain_other(p);
+		release_plain_other<Op>(p);
 }
 
 /* Every branch a tail call: the path of blocks made while counting was off needs no
@@ -336,7 +337,7 @@ static inline void release_other_as(void *p) noexcept
 	}
 	alloc_record *rec = record_of(p);
 	if ((rec->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
-		release_slow(p, Op);
+		release_slow(p, public_op(Op));
 	else if (unlikely(__atomic_load_n(&g_tail_records, __ATOMIC_RELAXED)))
 		release_maybe_tail(p);
 	else	/* made while counting was off, or by a sanitizer */
@@ -360,6 +361,7 @@ void release_other(void *p, bool exported) noexcept
 	release_other_as<ALLOCINFO_OP_FREE>(p);
 }
 void release_other_delete(void *p) noexcept { release_other_as<ALLOCINFO_OP_DELETE>(p); }
+void release_other_delete_array(void *p) noexcept { release_other_as<OP_DELETE_ARRAY>(p); }
 
 void release_slow(void *p, int op) noexcept
 {

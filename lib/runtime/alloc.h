@@ -281,6 +281,7 @@ template <bool Heap> static inline bool routed_release(void *p)
  * exported: reached from the exported free() (backend::g_passing_on). */
 void release_other(void *p, bool exported = false) noexcept HIDDEN;
 void release_other_delete(void *p) noexcept HIDDEN;
+void release_other_delete_array(void *p) noexcept HIDDEN;
 /* free() of a block whose record is not plain: aligned, uncounted, debug, made while
  * user callbacks were registered (callbacks.h). */
 void release_slow(void *p, int op = ALLOCINFO_OP_FREE) noexcept HIDDEN;
@@ -324,6 +325,8 @@ static inline void release(void *p, int op = ALLOCINFO_OP_FREE)
 	if (unlikely(page_starts::starts_page(p) || rec->meta != RECORD_MAGIC)) {
 		if (op == ALLOCINFO_OP_FREE)
 			release_other(p, Exported);
+		else if (op == OP_DELETE_ARRAY)
+			release_other_delete_array(p);
 		else
 			release_other_delete(p);
 		return;
@@ -366,7 +369,8 @@ static inline bool block_is_ours(void *p)
 	return (record_of(p)->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC && !backend::g_no_records;
 }
 
-/* What free() (op ALLOCINFO_OP_FREE) or operator delete (ALLOCINFO_OP_DELETE) and
+/* What free() (op ALLOCINFO_OP_FREE) or operator delete (ALLOCINFO_OP_DELETE,
+ * OP_DELETE_ARRAY) and
  * malloc_usable_size() do with p: the exported functions' bodies (override.cpp). */
 void free_block(void *p, int op) noexcept HIDDEN;
 size_t block_usable_size(void *p) HIDDEN;

@@ -17,6 +17,8 @@ namespace allocinfo {
 namespace backend {
 
 table foreign;
+void (*foreign_delete)(void *) noexcept;
+void (*foreign_delete_array)(void *) noexcept;
 uint32_t g_foreign_flag;
 bool g_fast_path = true;
 underneath g_underneath = underneath::glibc;
@@ -164,6 +166,9 @@ bool fill_foreign(struct link_map *map)
 	if (!t.usable_size)
 		t.usable_size = usable_size_missing;
 	foreign = t;
+	foreign_delete = reinterpret_cast<void (*)(void *) noexcept>(own_symbol(map, "_ZdlPv"));
+	foreign_delete_array =
+		reinterpret_cast<void (*)(void *) noexcept>(own_symbol(map, "_ZdaPv"));
 	return true;
 }
 

@@ -53,6 +53,11 @@ enum class underneath : uint32_t {
 
 /* The other allocator's functions (underneath::next or first). */
 extern table foreign HIDDEN;
+/* Its own operator delete and delete[] (null where it has none): a block without a
+ * record that reaches the library's delete is the allocator's own, made by its
+ * operator new, and goes back the way it came (free_foreign_as()). */
+extern void (*foreign_delete)(void *) noexcept HIDDEN;
+extern void (*foreign_delete_array)(void *) noexcept HIDDEN;
 /* RECORD_F_FOREIGN with another allocator underneath, else 0: the out-of-line paths
  * add it to every record they write. */
 extern uint32_t g_foreign_flag HIDDEN;
@@ -137,6 +142,23 @@ static inline void *memalign(size_t a, size_t n)
 size_t usable_size(void *p) HIDDEN;
 
 #endif
+
+/* A block of the allocator underneath without a record, reaching the library's free()
+ * (op ALLOCINFO_OP_FREE), operator delete (ALLOCINFO_OP_DELETE) or operator delete[]
+ * (OP_DELETE_ARRAY, alloc.h): given back to the allocator's own function of that
+ * kind, so that an allocator that tells operator new's blocks from malloc's (the
+ * debugging tcmalloc) sees each go back as it came. Its free() where it has no
+ * operator delete of its own, and with ALLOCINFO=never, where such a block may also
+ * be one the library made with the allocator's malloc(). */
+static inline void free_foreign_as(void *p, int op)
+{
+	void (*fn)(void *) noexcept = foreign.free;
+	if (op == ALLOCINFO_OP_DELETE && foreign_delete && !g_no_records)
+		fn = foreign_delete;
+	else if (op == OP_DELETE_ARRAY && foreign_delete_array && !g_no_records)
+		fn = foreign_delete_array;
+	fn(p);
+}
 
 /* The usable size of a block without a record, whoever made it. */
 size_t usable_size_plain(void *p) HIDDEN;

@@ -125,6 +125,15 @@ constexpr uint32_t RECORD_F_MOVED = 0x10u;	/* not a record: the mark below a poi
 						 * the distance back to the block (callbacks.h) */
 constexpr uint32_t RECORD_F_FOREIGN = 0x20u;	/* the block is another allocator's (backend.h) */
 
+/* operator delete[] inside the library; callbacks see ALLOCINFO_OP_DELETE
+ * (public_op()). The allocator underneath may tell its new[] blocks from new's
+ * (backend::free_foreign_as()). */
+constexpr int OP_DELETE_ARRAY = ALLOCINFO_OP_COUNT;
+constexpr int public_op(int op)
+{
+	return op == OP_DELETE_ARRAY ? ALLOCINFO_OP_DELETE : op;
+}
+
 #ifdef ALLOCINFO_BACKEND_NEXT
 constexpr bool RECORD_ALWAYS = true;	/* the sanitizer's headers are not glibc's */
 #else

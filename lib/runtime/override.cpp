@@ -248,6 +248,7 @@ inline void do_free(void *p, int op = ALLOCINFO_OP_FREE)
 }
 
 inline void do_delete(void *p) { do_free(p, ALLOCINFO_OP_DELETE); }
+inline void do_delete_array(void *p) { do_free(p, OP_DELETE_ARRAY); }
 
 inline int do_posix_memalign(void **pp, size_t align, size_t n, void *(*alloc)(size_t, size_t,
 										     uintptr_t),
@@ -632,29 +633,36 @@ inline void *do_new_nothrow(size_t n, size_t align, uintptr_t ra) noexcept
 /* Sized delete: under ALLOCINFO_DEBUG, a size that differs from the allocation's is
  * reported (it is undefined behaviour that other allocators punish). A pointer without
  * a record is for the delete itself to judge: over glibc a wrong one (named once,
- * there), over another allocator one of that allocator's own blocks. */
+ * there), over another allocator one of that allocator's own blocks. Op:
+ * ALLOCINFO_OP_DELETE, or OP_DELETE_ARRAY for delete[]. */
+template <int Op>
 [[gnu::noinline]] void sized_delete_debug(void *p, size_t n) noexcept
 {
 	if (p && has_record(p) && record_of(p)->size != n &&
 	    !(n == 0 && record_of(p)->size == 0))
-		log_message("operator delete(%p, %zu): the allocation was %llu bytes", p, n,
+		log_message("operator delete%s(%p, %zu): the allocation was %llu bytes",
+			    Op == OP_DELETE_ARRAY ? "[]" : "", p, n,
 			    (unsigned long long)record_of(p)->size);
-	do_delete(p);
+	do_free(p, Op);
 }
 
 /* p is not null, not a slot, and has not the plain record: what release() would find
  * too, so its next step is taken at once (over another allocator, every counted
  * block's case). */
+template <int Op>
 [[gnu::noinline]] void sized_delete_slow(void *p, size_t n) noexcept
 {
 	if (g_fast.debug)
-		sized_delete_debug(p, n);
+		sized_delete_debug<Op>(p, n);
+	else if (Op == OP_DELETE_ARRAY)
+		release_other_delete_array(p);
 	else
 		release_other_delete(p);
 }
 
 /* Under ALLOCINFO_DEBUG every block has a marked record (or none), never the plain
  * magic: the size is checked only off the common case, which costs no extra test. */
+template <int Op = ALLOCINFO_OP_DELETE>
 inline void do_sized_delete(void *p, size_t n)
 {
 	uintptr_t small_base = g_fast.small_base;
@@ -664,15 +672,16 @@ inline void do_sized_delete(void *p, size_t n)
 	}
 	if (!RECORD_ALWAYS && likely(p) &&
 	    unlikely(page_starts::starts_page(p) || record_of(p)->meta != RECORD_MAGIC)) {
-		sized_delete_slow(p, n);
+		sized_delete_slow<Op>(p, n);
 		return;
 	}
 	if (RECORD_ALWAYS && unlikely(g_fast.debug)) {
-		sized_delete_debug(p, n);
+		sized_delete_debug<Op>(p, n);
 		return;
 	}
-	do_delete(p);
+	do_free(p, Op);
 }
+inline void do_sized_delete_array(void *p, size_t n) { do_sized_delete<OP_DELETE_ARRAY>(p, n); }
 
 } /* namespace */
 
@@ -698,20 +707,20 @@ EXPORT void *operator new[](size_t n, std::align_val_t a, const std::nothrow_t &
 }
 
 EXPORT void operator delete(void *p) noexcept { do_delete(p); }
-EXPORT void operator delete[](void *p) noexcept { do_delete(p); }
+EXPORT void operator delete[](void *p) noexcept { do_delete_array(p); }
 EXPORT void operator delete(void *p, const std::nothrow_t &) noexcept { do_delete(p); }
-EXPORT void operator delete[](void *p, const std::nothrow_t &) noexcept { do_delete(p); }
+EXPORT void operator delete[](void *p, const std::nothrow_t &) noexcept { do_delete_array(p); }
 EXPORT void operator delete(void *p, size_t n) noexcept { do_sized_delete(p, n); }
-EXPORT void operator delete[](void *p, size_t n) noexcept { do_sized_delete(p, n); }
+EXPORT void operator delete[](void *p, size_t n) noexcept { do_sized_delete_array(p, n); }
 EXPORT void operator delete(void *p, std::align_val_t) noexcept { do_delete(p); }
-EXPORT void operator delete[](void *p, std::align_val_t) noexcept { do_delete(p); }
+EXPORT void operator delete[](void *p, std::align_val_t) noexcept { do_delete_array(p); }
 EXPORT void operator delete(void *p, size_t n, std::align_val_t) noexcept
 {
 	do_sized_delete(p, n);
 }
 EXPORT void operator delete[](void *p, size_t n, std::align_val_t) noexcept
 {
-	do_sized_delete(p, n);
+	do_sized_delete_array(p, n);
 }
 EXPORT void operator delete(void *p, std::align_val_t, const std::nothrow_t &) noexcept
 {
@@ -719,7 +728,7 @@ EXPORT void operator delete(void *p, std::align_val_t, const std::nothrow_t &) n
 }
 EXPORT void operator delete[](void *p, std::align_val_t, const std::nothrow_t &) noexcept
 {
-	do_delete(p);
+	do_delete_array(p);
 }
 
 /* ---- routed entry points: over an allocator that came first -----------------------
@@ -807,7 +816,12 @@ template <bool Heap> void *routed_new(size_t n)
  * need no stack frame. */
 [[gnu::noinline]] void free_other(void *p) noexcept { do_free(p); }
 [[gnu::noinline]] void delete_other(void *p) noexcept { do_delete(p); }
+[[gnu::noinline]] void delete_array_other(void *p) noexcept { do_delete_array(p); }
 [[gnu::noinline]] void sized_delete_other(void *p, size_t n) noexcept { do_sized_delete(p, n); }
+[[gnu::noinline]] void sized_delete_array_other(void *p, size_t n) noexcept
+{
+	do_sized_delete_array(p, n);
+}
 
 template <bool Heap> void routed_free(void *p) noexcept
 {
@@ -821,12 +835,24 @@ template <bool Heap> void routed_delete(void *p) noexcept
 		delete_other(p);
 }
 
+template <bool Heap> void routed_delete_array(void *p) noexcept
+{
+	if (!routed_release<Heap>(p))
+		delete_array_other(p);
+}
+
 /* A block made under ALLOCINFO_DEBUG has a marked record: its size is checked by
  * do_sized_delete(). */
 template <bool Heap> void routed_sized_delete(void *p, size_t n) noexcept
 {
 	if (!routed_release<Heap>(p))
 		sized_delete_other(p, n);
+}
+
+template <bool Heap> void routed_sized_delete_array(void *p, size_t n) noexcept
+{
+	if (!routed_release<Heap>(p))
+		sized_delete_array_other(p, n);
 }
 
 /* Each entry point, and the same without the small-block heap's tests. */
@@ -847,9 +873,9 @@ const routed_fn routed_fns[] = {
 	ROUTED("_Znwm", routed_new),
 	ROUTED("_Znam", routed_new),
 	ROUTED("_ZdlPv", routed_delete),
-	ROUTED("_ZdaPv", routed_delete),
+	ROUTED("_ZdaPv", routed_delete_array),
 	ROUTED("_ZdlPvm", routed_sized_delete),
-	ROUTED("_ZdaPvm", routed_sized_delete),
+	ROUTED("_ZdaPvm", routed_sized_delete_array),
 };
 #undef ROUTED
 

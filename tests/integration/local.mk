@@ -81,8 +81,13 @@ tests_unit_libapiplugin_la_LDFLAGS = -rpath /nowhere -avoid-version
 check_PROGRAMS += tests/unit/underneath_report
 tests_unit_underneath_report_SOURCES = tests/unit/underneath_report.c
 tests_unit_underneath_report_CPPFLAGS = $(UNDERNEATH_CPP)
-tests_unit_underneath_report_LDADD = $(UNIT_LDADD)
+tests_unit_underneath_report_LDADD = $(UNIT_LDADD) $(DL_LIBS)
 tests_unit_underneath_report_LDFLAGS = $(TEST_LINK_FLAGS)
+# underneath_report loads it with dlopen: built without the header.
+check_LTLIBRARIES += tests/unit/libcxxglobals.la
+tests_unit_libcxxglobals_la_SOURCES = tests/unit/cxx_globals_plugin.cpp
+tests_unit_libcxxglobals_la_CXXFLAGS = $(AM_CXXFLAGS) -g -O1
+tests_unit_libcxxglobals_la_LDFLAGS = -rpath /nowhere -avoid-version
 check_PROGRAMS += tests/unit/underneath_cxx
 tests_unit_underneath_cxx_SOURCES = tests/unit/underneath_cxx.cpp
 tests_unit_underneath_cxx_CPPFLAGS = $(UNDERNEATH_CPP)

@@ -106,20 +106,29 @@ else
 	echo "skip: libefence.so.0 is not installed"
 fi
 
-# gperftools' debugging allocator, which aborts on a block made by operator new and
-# freed by free(): the library's reader module, a C++ library loaded when the program
-# first reads its report, must be routed before it makes a block. (That allocator's
+# gperftools' debugging allocators, which abort on a block made by operator new and
+# freed by free() or delete[]: the library's reader module, a C++ library loaded when
+# the program first reads its report, must be routed before it makes a block, and the
+# global objects a C++ library makes while dlopen() loads it, before its calls are
+# routed, must go back to the allocator's own delete and delete[]. (Their
 # malloc_usable_size() of an aligned block is larger than the block, so the programs
-# above, which fill each block to its usable size, are not run over it.)
-TCDEBUG=$(library libtcmalloc_debug.so.4)
-if [ -n "$TCDEBUG" ]; then
-	expect_ok "LD_PRELOAD=libtcmalloc_debug.so.4, a report read" LD_PRELOAD="$TCDEBUG" \
+# above, which fill each block to its usable size, are not run over them.)
+CXXGLOBALS=$U/.libs/libcxxglobals.so
+for lib in libtcmalloc_debug.so.4 libtcmalloc_minimal_debug.so.4; do
+	TCDEBUG=$(library $lib)
+	if [ -z "$TCDEBUG" ]; then
+		echo "skip: $lib is not installed"
+		continue
+	fi
+	expect_ok "LD_PRELOAD=$lib, a report read" LD_PRELOAD="$TCDEBUG" \
 		"$U/underneath_report"
-	expect_ok "LD_PRELOAD=liballocinfo.so libtcmalloc_debug.so.4, a report read" \
-		LD_PRELOAD="$ALLOCINFO_LIB $TCDEBUG" "$U/underneath_report"
-else
-	echo "skip: libtcmalloc_debug.so.4 is not installed"
-fi
+	expect_ok "LD_PRELOAD=$lib, a C++ library loaded and unloaded" \
+		LD_PRELOAD="$TCDEBUG" "$U/underneath_report" "$CXXGLOBALS"
+	expect_ok "LD_PRELOAD=liballocinfo.so $lib, a C++ library loaded and unloaded" \
+		LD_PRELOAD="$ALLOCINFO_LIB $TCDEBUG" "$U/underneath_report" "$CXXGLOBALS"
+	expect_ok "LD_PRELOAD=$lib, a C++ library, ALLOCINFO=never" ALLOCINFO=never \
+		LD_PRELOAD="$TCDEBUG" "$U/underneath_report" "$CXXGLOBALS"
+done
 
 for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 \
 	    mimalloc:libmimalloc.so.2 glibc-debug:libc_malloc_debug.so.0; do

@@ -4,11 +4,14 @@
  * that tells operator new's blocks from malloc's (gperftools' debugging tcmalloc,
  * preloaded by underneath.sh, aborts on a block made by one and freed by the other).
  * The report is made by the library's reader module, a C++ library loaded on first
- * need: its calls must be routed before it makes a block. Prints "ok" and exits 0, or
- * names each failure and exits 1.
+ * need: its calls must be routed before it makes a block. With an argument, it first
+ * loads that library (cxx_globals_plugin.cpp), whose global objects are made while it
+ * loads, and unloads it at the end: each goes back to the allocator's own delete or
+ * delete[]. Prints "ok" and exits 0, or names each failure and exits 1.
  */
 #include <allocinfo.h>
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,14 +30,32 @@ static void expect(int line, long long bytes, unsigned long long calls, const ch
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	void *plugin = NULL;
+	if (argc > 1) {
+		plugin = dlopen(argv[1], RTLD_NOW);
+		size_t (*size)(void) = plugin ? (size_t (*)(void))dlsym(plugin, "cxx_globals_size")
+					      : NULL;
+		if (!size || size() != 1300) {
+			printf("%s: %s\n", argv[1], plugin ? "no cxx_globals_size() of 1300"
+							   : dlerror());
+			return 1;
+		}
+	}
+	/* With ALLOCINFO=never nothing is counted. */
+	const char *mode = getenv("ALLOCINFO");
+	int k = !(mode && !strcmp(mode, "never"));
 	int line = __LINE__ + 1;
 	char *p = malloc(100);
 	memset(p, 1, 100);
-	expect(line, 100, 1, "made");
+	expect(line, 100 * k, k, "made");
 	free(p);
 	expect(line, 0, 0, "freed");
+	if (plugin && dlclose(plugin)) {
+		printf("dlclose: %s\n", dlerror());
+		failures++;
+	}
 	if (failures)
 		return 1;
 	puts("ok");
