@@ -101,11 +101,13 @@ EXPORT int malloc_info(int options, FILE *fp) noexcept
 	small::usage u = small::usage_now();
 	fprintf(fp, "<heap nr=\"allocinfo\">\n<spans in-use=\"%zu\" empty=\"%zu\" purged=\"%zu\" "
 		    "taken=\"%llu\"/>\n"
+		    "<purge delay-ms=\"%u\" regrets=\"%llu\"/>\n"
 		    "<glibc-trims done=\"%llu\" spaced-out=\"%llu\" time-us=\"%llu\"/>\n"
 		    "<total type=\"rest\" size=\"%zu\"/>\n"
 		    "<system type=\"current\" size=\"%zu\"/>\n</heap>\n",
 		u.spans_in_classes, u.spans_empty, u.spans_purged,
-		(unsigned long long)u.spans_taken, (unsigned long long)u.trims_done, (unsigned long long)u.trims_spaced_out,
+		(unsigned long long)u.spans_taken, u.purge_delay_ms,
+		(unsigned long long)u.purge_regrets, (unsigned long long)u.trims_done, (unsigned long long)u.trims_spaced_out,
 		(unsigned long long)(u.trims_ns / 1000),
 		h.system - h.in_use, h.system);
 	fputs(end ? end : "</malloc>\n", fp);

@@ -46,7 +46,8 @@ struct span {
 	uint16_t carved;	/* slots [0, carved) were handed out since it joined its class */
 	uint8_t cls;		/* as in the class table */
 	uint8_t on;		/* enum where */
-	uint32_t emptied_ms;	/* when it came back to the pool */
+	uint8_t purged_late;	/* purged for its age, not by malloc_trim() */
+	uint32_t emptied_ms;	/* when it came back to the pool; purged: when purged */
 };
 static_assert(sizeof(span) == 32, "the span table is 32 bytes a span");
 
@@ -93,6 +94,18 @@ constexpr int64_t TRIM_BURST_NS = 1000000;
 constexpr size_t LARGE_FREE = 64 << 10;
 constexpr size_t TRIM_FREED = 256 << 10;
 
+/* The purge delay adapts to the program, as jemalloc's decay does in a fuller form. A
+ * span purged and taken again soon after (within REGRET_WINDOW delays) cost a fault
+ * per page for nothing: the program's phases come round more slowly than the delay
+ * (an interpreter that builds, serialises and drops its data every two seconds
+ * faulted its spans in again each round: theory-of-operation.md). Such a regret
+ * doubles the delay, up to 2^MAX_DELAY_SHIFT times PURGE_DELAY_MS; a purged span
+ * taken again only later halves it. Without either nothing changes it (no regret is
+ * the delay working), so an empty span goes back 8 s after it was freed at most.
+ * malloc_trim() purges at once, and its spans taken again count neither way. */
+constexpr uint8_t MAX_DELAY_SHIFT = 4;
+constexpr uint32_t REGRET_WINDOW = 4;
+
 /* At most this many flushed batches wait per class (16 KiB of slots at most): beyond
  * them, slots go back to their spans. A batch moves between threads in one step, so
  * the common producer/consumer exchange and a program's churn take no walk; what
@@ -109,6 +122,9 @@ struct alignas(64) pool_state {
 	uint32_t mapped;	/* spans mapped: [0, mapped) */
 	uint32_t grow_skip;	/* span requests to let by before trying to grow again */
 	uint32_t resident_since_trim;	/* spans made resident since the last trim */
+	uint8_t delay_shift;	/* atomic: the purge delay is PURGE_DELAY_MS << this */
+	uint32_t delay_changed_ms;	/* when delay_shift last changed */
+	uint64_t purge_regrets;	/* spans purged for their age and taken again soon */
 	bool grow_blocked;	/* another mapping sits where the heap would grow */
 	bool trim_due;		/* atomic: the next refill, outside the locks, trims */
 	/* The trims' budget (trim_within_budget()), atomic: what it held at
@@ -233,22 +249,60 @@ bool grow()
 	return true;
 }
 
-void purge(uint32_t i)
+/* Under the pool's lock: span i goes back to the system; late: for its age. */
+void purge(uint32_t i, uint32_t now, bool late)
 {
 	list_remove(g_pool.empty, i);
 	g_pool.n_empty--;
 	madvise(span_start(i), SPAN, MADV_DONTNEED);
-	g_spans[i].on = PURGED;
+	span &s = g_spans[i];
+	s.on = PURGED;
+	s.purged_late = late;
+	s.emptied_ms = now;
 	list_push(g_pool.purged, i);
 	g_pool.n_purged++;
 }
 
-/* Under the pool's lock: spans empty for PURGE_DELAY_MS go back to the system. */
+uint32_t purge_delay_ms()
+{
+	return PURGE_DELAY_MS << __atomic_load_n(&g_pool.delay_shift, __ATOMIC_RELAXED);
+}
+
+/* Under the pool's lock: the delay steps up or down (MAX_DELAY_SHIFT above). */
+void set_delay_shift(uint8_t shift, uint32_t now)
+{
+	__atomic_store_n(&g_pool.delay_shift, shift, __ATOMIC_RELAXED);
+	g_pool.delay_changed_ms = now;
+}
+
+/* Under the pool's lock: purged span i is taken again. Soon after its purge, a
+ * regret: the delay doubles. Long after, the purge was right: the delay halves. One
+ * step a delay at most either way: the spans of one phase, taken again together, are
+ * one piece of evidence. */
+void note_taken_purged(uint32_t i, uint32_t now)
+{
+	const span &s = g_spans[i];
+	if (!s.purged_late)
+		return;
+	uint32_t delay = purge_delay_ms();
+	bool regret = now - s.emptied_ms < REGRET_WINDOW * delay;
+	if (regret)
+		g_pool.purge_regrets++;
+	if (now - g_pool.delay_changed_ms < delay)
+		return;
+	if (regret && g_pool.delay_shift < MAX_DELAY_SHIFT)
+		set_delay_shift((uint8_t)(g_pool.delay_shift + 1), now);
+	else if (!regret && g_pool.delay_shift)
+		set_delay_shift((uint8_t)(g_pool.delay_shift - 1), now);
+}
+
+/* Under the pool's lock: spans empty for the purge delay go back to the system. */
 void purge_expired(uint32_t now)
 {
+	uint32_t delay = purge_delay_ms();
 	for (uint32_t i = g_pool.empty.tail;
-	     i != NONE && now - g_spans[i].emptied_ms >= PURGE_DELAY_MS; i = g_pool.empty.tail)
-		purge(i);
+	     i != NONE && now - g_spans[i].emptied_ms >= delay; i = g_pool.empty.tail)
+		purge(i, now, true);
 }
 
 /* Now and then, off the fast path: spans empty long enough go back to the system
@@ -259,7 +313,7 @@ void maybe_purge()
 	if (++t_cache.batches % 64)
 		return;
 	uint32_t i = __atomic_load_n(&g_pool.empty.tail, __ATOMIC_RELAXED);
-	if (i == NONE || now_ms() - g_spans[i].emptied_ms < PURGE_DELAY_MS)
+	if (i == NONE || now_ms() - g_spans[i].emptied_ms < purge_delay_ms())
 		return;
 	g_pool.lock.lock();
 	purge_expired(now_ms());
@@ -280,6 +334,7 @@ void maybe_purge()
 		if ((i = g_pool.purged.head) != NONE) {
 			list_remove(g_pool.purged, i);
 			g_pool.n_purged--;
+			note_taken_purged(i, now_ms());
 		} else if (g_pool.top < g_pool.mapped || grow()) {
 			i = g_pool.top++;
 		}
@@ -777,8 +832,9 @@ bool trim()
 		return_waiting(c);
 	g_pool.lock.lock();
 	bool any = g_pool.empty.tail != NONE;
+	uint32_t now = now_ms();
 	while (g_pool.empty.tail != NONE)
-		purge(g_pool.empty.tail);
+		purge(g_pool.empty.tail, now, false);
 	g_pool.lock.unlock();
 	return any;
 }
@@ -798,6 +854,8 @@ usage usage_now()
 	u.spans_purged = g_pool.n_purged;
 	u.spans_in_classes = g_pool.top - g_pool.n_empty - g_pool.n_purged;
 	u.spans_taken = g_pool.taken;
+	u.purge_delay_ms = purge_delay_ms();
+	u.purge_regrets = g_pool.purge_regrets;
 	g_pool.lock.unlock();
 	u.mapped = (u.spans_in_classes + u.spans_empty) * SPAN;
 	u.trims_done = __atomic_load_n(&g_pool.trims_done, __ATOMIC_RELAXED);

@@ -13,8 +13,9 @@
  *
  * Memory comes in spans of 16 KiB, cut into the slots of one class. A span goes to a
  * class when the class needs one, and back to a shared pool when its last slot is
- * freed; a span that stays empty in the pool for PURGE_DELAY_MS is given back to the
- * system (MADV_DONTNEED) the next time the pool is used, and every empty span is at
+ * freed; a span that stays empty in the pool for PURGE_DELAY_MS (longer while a
+ * program takes its purged spans again soon after) is given back to the system
+ * (MADV_DONTNEED) the next time the pool is used, and every empty span is at
  * once on malloc_trim(). So memory freed in one class serves every class. Blocks
  * larger than MAX are glibc's, and memory freed there serves only glibc: each time
  * the heap has faulted in another MiB of spans, glibc gives back the free pages it
@@ -62,7 +63,8 @@ constexpr unsigned SPAN_SHIFT = 14;	/* 16 KiB spans */
 constexpr size_t SPAN = (size_t)1 << SPAN_SHIFT;
 constexpr size_t MAX_SPANS = (size_t)1 << 18;	/* 4 GiB of heap at most */
 constexpr size_t GROW = (size_t)4 << 20;	/* the mapping grows 4 MiB at a time */
-constexpr unsigned PURGE_DELAY_MS = 500;	/* empty this long: back to the system */
+constexpr unsigned PURGE_DELAY_MS = 500;	/* empty this long: back to the system
+						 * (lengthened while purges are regretted) */
 constexpr uint8_t NO_CLASS = 0xff;	/* a span no class owns (in the pool) */
 /* No user pointer is at or above 2^63: free() then finds nothing in a heap never
  * reserved (its length is 0 as well). */
@@ -229,6 +231,10 @@ struct usage {
 				 * tcache's do), less this thread's cache */
 	size_t spans_in_classes, spans_empty, spans_purged;
 	uint64_t spans_taken;	/* handed to a class, ever (a class's churn, when high) */
+	/* the purge delay now, and the spans purged for their age and taken again
+	 * soon after, which lengthened it (small_heap.cpp) */
+	uint32_t purge_delay_ms;
+	uint64_t purge_regrets;
 	/* glibc's trims as the heap grew or large blocks were freed: made, requests
 	 * merged into one still due (held back while the trims' budget was spent), and
 	 * the time the trims took */

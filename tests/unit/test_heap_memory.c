@@ -10,7 +10,8 @@
  *    as the heap grows, and as large blocks are freed, so the two heaps together
  *    stay near glibc alone;
  *  - after free and malloc_trim(0) the resident memory is within 5 MB of glibc's;
- *    without malloc_trim, empty spans go back once they have been empty a while;
+ *    without malloc_trim, empty spans go back once they have been empty a while, and
+ *    a while twice as long once spans purged were taken again at once;
  *  - a span emptied and purged is handed out again, to another class and zeroed;
  *  - spans move between threads: blocks one thread allocated, another freed, serve
  *    a third thread's other class, and a forked child's;
@@ -269,6 +270,59 @@ static int child_delayed_purge(void)
 	allocate_mixed(2000);	/* refills and flushes */
 	free_all(2000);
 	fprintf(stderr, "%ld %ld\n", full - start, proc_status_kb("VmRSS:") - start);
+	return 0;
+}
+
+/* The purge delay and its regrets as malloc_info() reports them (0 if it cannot be
+ * read). */
+struct purge_figures {
+	unsigned delay_ms;
+	unsigned long long regrets;
+};
+static struct purge_figures heap_purge(void)
+{
+	struct purge_figures p = { 0, 0 };
+	char *doc = malloc_info_doc();
+	const char *at = doc ? strstr(doc, "<purge ") : NULL;
+	if (!at || sscanf(at, "<purge delay-ms=\"%u\" regrets=\"%llu\"", &p.delay_ms,
+			  &p.regrets) != 2)
+		p.delay_ms = 0;
+	free(doc);
+	return p;
+}
+
+static void sleep_ms(long ms)
+{
+	nanosleep(&(struct timespec){ ms / 1000, ms % 1000 * 1000 * 1000 }, NULL);
+}
+
+/* A program whose phases come round more slowly than the purge delay: its spans,
+ * purged while it waited, are taken again at once. That regret doubles the delay, and
+ * spans freed then wait out the longer delay: still resident 700 ms after they were
+ * freed, given back 1,300 ms after. Prints the delay before and after the regret,
+ * whether there were regrets, and the resident growth with the spans freed, 700 ms
+ * later and 1,300 ms later. */
+static int child_purge_regret(void)
+{
+	long start = proc_status_kb("VmRSS:");
+	struct purge_figures before = heap_purge();
+	allocate_mixed(TRIM_BLOCKS / 2);
+	free_all(TRIM_BLOCKS / 2);
+	sleep_ms(700);
+	allocate_mixed(TRIM_BLOCKS / 2);	/* purges them, then takes them again */
+	struct purge_figures after = heap_purge();
+	free_all(TRIM_BLOCKS / 2);
+	long freed = proc_status_kb("VmRSS:");
+	sleep_ms(700);
+	allocate_mixed(2000);	/* the pool used: nothing old enough to purge */
+	free_all(2000);
+	long kept = proc_status_kb("VmRSS:");
+	sleep_ms(600);
+	allocate_mixed(2000);	/* now it is */
+	free_all(2000);
+	long gone = proc_status_kb("VmRSS:");
+	fprintf(stderr, "%u %u %d %ld %ld %ld\n", before.delay_ms, after.delay_ms,
+		after.regrets > 0, freed - start, kept - start, gone - start);
 	return 0;
 }
 
@@ -722,6 +776,27 @@ static void test_empty_spans_go_back_after_a_while(void **state)
 	assert_true(after < full / 10);	/* what stays: spans holding cached slots */
 }
 
+static void test_purge_delay_grows_when_regretted(void **state)
+{
+	(void)state;
+	need_heap();
+	char err[4096];
+	run_child("regret", NULL, err, sizeof(err));
+	unsigned before, after;
+	int regrets;
+	long freed, kept, gone;
+	assert_int_equal(sscanf(err, "%u %u %d %ld %ld %ld", &before, &after, &regrets, &freed,
+				&kept, &gone), 6);
+	print_message("delay %u ms, then %u ms; freed +%ld KiB, 700 ms later +%ld KiB, "
+		      "1300 ms later +%ld KiB\n", before, after, freed, kept, gone);
+	assert_int_equal(before, 500);
+	assert_int_equal(after, 1000);
+	assert_true(regrets);
+	assert_true(freed > 90000);
+	assert_true(kept > freed - freed / 10);	/* nothing purged at 700 ms */
+	assert_true(gone < freed / 10);		/* purged at 1300 ms */
+}
+
 static void test_purged_span_is_reused(void **state)
 {
 	(void)state;
@@ -833,7 +908,7 @@ int main(int argc, char **argv)
 		{ "scatter", child_scattered_phase }, { "hole", child_glibc_hole },
 		{ "fragtrim", child_fragmented_glibc }, { "spanhole", child_hole_after_spans },
 		{ "idle", child_idle_classes }, { "idlepre", child_idle_precondition },
-		{ "regrow", child_realloc_growth },
+		{ "regrow", child_realloc_growth }, { "regret", child_purge_regret },
 	};
 	if (argc == 2) {
 		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
@@ -849,6 +924,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_glibc_hole_goes_back_as_large_blocks_are_freed),
 		cmocka_unit_test(test_slow_glibc_trims_are_spaced_out),
 		cmocka_unit_test(test_empty_spans_go_back_after_a_while),
+		cmocka_unit_test(test_purge_delay_grows_when_regretted),
 		cmocka_unit_test(test_purged_span_is_reused),
 		cmocka_unit_test(test_idle_classes_spans_serve_a_growing_one),
 		cmocka_unit_test(test_realloc_growth_keeps_its_spans),
