@@ -500,6 +500,27 @@ bool code_range(uintptr_t base, uintptr_t *lo, uintptr_t *hi)
 }
 
 #ifndef ALLOCINFO_NO_ROUTING
+struct rewrite_counts {
+	unsigned rewritten, failed;
+};
+
+/* Points the GOT entries for names[i] (nr of them, at most MAX_ROUTED) at fns[i]
+ * (null: left alone), in every loaded object, or only in the one whose dynamic
+ * section is `only`. */
+static rewrite_counts rewrite_entries(const char *const *names, void *const *fns,
+				      unsigned nr, const ElfW(Dyn) *only)
+{
+	route_job job{};
+	set_names(&job, names, nr);
+	for (unsigned i = 0; i < nr; i++)
+		job.ours[i] = fns[i];
+	job.only = only;
+	job.loader_base = getauxval(AT_BASE);
+	job.vdso_base = getauxval(AT_SYSINFO_EHDR);
+	dl_iterate_phdr(route_object, &job);
+	return { job.rewritten, job.failed };
+}
+
 /*
  * The allocator's own calls that free a block, which route_calls() otherwise leaves
  * to it: a block another object made with malloc (glibc's realpath() and strdup():
@@ -520,17 +541,12 @@ unsigned route_allocator_frees(struct link_map *allocator, void *const *ours)
 		"malloc_usable_size",
 	};
 	constexpr unsigned NR_FREES = sizeof(frees) / sizeof(frees[0]);
-	route_job job{};
-	set_names(&job, frees, NR_FREES);
+	void *fns[NR_FREES] = {};
 	for (unsigned i = 0; i < NR_FREES; i++)
 		for (unsigned j = 0; j < NR_ROUTED; j++)
 			if (!strcmp(frees[i], routed_names[j]))
-				job.ours[i] = ours[j];
-	job.only = allocator->l_ld;
-	job.loader_base = getauxval(AT_BASE);
-	job.vdso_base = getauxval(AT_SYSINFO_EHDR);
-	dl_iterate_phdr(route_object, &job);
-	return job.rewritten;
+				fns[i] = ours[j];
+	return rewrite_entries(frees, fns, NR_FREES, allocator->l_ld).rewritten;
 }
 
 /*
@@ -554,17 +570,12 @@ unsigned route_allocator_makes(struct link_map *allocator, struct link_map *self
 		"_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t",
 	};
 	constexpr unsigned NR_MAKES = sizeof(makes) / sizeof(makes[0]);
-	route_job job{};
-	set_names(&job, makes, NR_MAKES);
+	void *fns[NR_MAKES] = {};
 	for (unsigned i = 0; i < NR_MAKES; i++)
-		for (struct link_map *m = _r_debug.r_map; m && !job.ours[i]; m = m->l_next)
+		for (struct link_map *m = _r_debug.r_map; m && !fns[i]; m = m->l_next)
 			if (m != self)
-				job.ours[i] = defined_symbol(m, makes[i]);
-	job.only = allocator->l_ld;
-	job.loader_base = getauxval(AT_BASE);
-	job.vdso_base = getauxval(AT_SYSINFO_EHDR);
-	dl_iterate_phdr(route_object, &job);
-	return job.rewritten;
+				fns[i] = defined_symbol(m, makes[i]);
+	return rewrite_entries(makes, fns, NR_MAKES, allocator->l_ld).rewritten;
 }
 #else
 unsigned route_allocator_makes(struct link_map *, struct link_map *)
@@ -619,14 +630,7 @@ unsigned route_symbols(const char *const *names, void *const *fns, unsigned nr)
 #else
 	if (nr > MAX_ROUTED)
 		nr = MAX_ROUTED;
-	route_job job{};
-	set_names(&job, names, nr);
-	for (unsigned i = 0; i < nr; i++)
-		job.ours[i] = fns[i];
-	job.loader_base = getauxval(AT_BASE);
-	job.vdso_base = getauxval(AT_SYSINFO_EHDR);
-	dl_iterate_phdr(route_object, &job);
-	return job.rewritten;
+	return rewrite_entries(names, fns, nr, nullptr).rewritten;
 #endif
 }
 
@@ -643,17 +647,10 @@ bool redirect_backend(struct link_map *self, void *const fns[NR_BACKEND])
 	static const char *const names[NR_BACKEND] = {
 		"__libc_malloc", "__libc_calloc", "__libc_realloc", "__libc_free", "__libc_memalign",
 	};
-	route_job job{};
-	set_names(&job, names, NR_BACKEND);
-	for (unsigned i = 0; i < NR_BACKEND; i++)
-		job.ours[i] = fns[i];
-	job.only = self->l_ld;
-	job.loader_base = getauxval(AT_BASE);
-	job.vdso_base = getauxval(AT_SYSINFO_EHDR);
-	dl_iterate_phdr(route_object, &job);
+	rewrite_counts done = rewrite_entries(names, fns, NR_BACKEND, self->l_ld);
 	/* Each entry must now lead to the allocator, or none may: a block must never be
 	 * made by one and freed by the other. */
-	bool all = job.rewritten >= NR_BACKEND && !job.failed;
+	bool all = done.rewritten >= NR_BACKEND && !done.failed;
 	for (unsigned i = 0; i < NR_BACKEND && all; i++)
 		all = backend::got_entry(i) == fns[i];
 	return all;
