@@ -169,6 +169,10 @@ bool fill_foreign(struct link_map *map)
 	foreign_delete = reinterpret_cast<void (*)(void *) noexcept>(own_symbol(map, "_ZdlPv"));
 	foreign_delete_array =
 		reinterpret_cast<void (*)(void *) noexcept>(own_symbol(map, "_ZdaPv"));
+	if (!foreign_delete)
+		foreign_delete = t.free;
+	if (!foreign_delete_array)
+		foreign_delete_array = t.free;
 	return true;
 }
 
@@ -249,6 +253,11 @@ void init(bool never)
 	 * header's calls) gets its blocks, without a record, through the library's
 	 * own GOT entries, redirected below whichever comes first. */
 	g_no_records = never;
+	/* Without records the library's own blocks, the allocator's malloc()'s, reach
+	 * the library's delete as they are, and cannot be told from those its operator
+	 * new made: all go to free(), which the library's own need. */
+	if (never)
+		foreign_delete = foreign_delete_array = foreign.free;
 	if (kind == underneath::next)
 		route_allocator_makes(chosen, self);
 	if (kind == underneath::first && !never) {

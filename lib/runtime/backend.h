@@ -53,9 +53,10 @@ enum class underneath : uint32_t {
 
 /* The other allocator's functions (underneath::next or first). */
 extern table foreign HIDDEN;
-/* Its own operator delete and delete[] (null where it has none): a block without a
- * record that reaches the library's delete is the allocator's own, made by its
- * operator new, and goes back the way it came (free_foreign_as()). */
+/* Its own operator delete and delete[] (its free() where it has none, and with
+ * ALLOCINFO=never): a block without a record that reaches the library's delete is
+ * the allocator's own, made by its operator new, and goes back the way it came
+ * (free_foreign_as()). */
 extern void (*foreign_delete)(void *) noexcept HIDDEN;
 extern void (*foreign_delete_array)(void *) noexcept HIDDEN;
 /* RECORD_F_FOREIGN with another allocator underneath, else 0: the out-of-line paths
@@ -145,19 +146,17 @@ size_t usable_size(void *p) HIDDEN;
 
 /* A block of the allocator underneath without a record, reaching the library's free()
  * (op ALLOCINFO_OP_FREE), operator delete (ALLOCINFO_OP_DELETE) or operator delete[]
- * (OP_DELETE_ARRAY, alloc.h): given back to the allocator's own function of that
+ * (OP_DELETE_ARRAY, internal.h): given back to the allocator's own function of that
  * kind, so that an allocator that tells operator new's blocks from malloc's (the
- * debugging tcmalloc) sees each go back as it came. Its free() where it has no
- * operator delete of its own, and with ALLOCINFO=never, where such a block may also
- * be one the library made with the allocator's malloc(). */
+ * debugging tcmalloc) sees each go back as it came. */
 static inline void free_foreign_as(void *p, int op)
 {
-	void (*fn)(void *) noexcept = foreign.free;
-	if (op == ALLOCINFO_OP_DELETE && foreign_delete && !g_no_records)
-		fn = foreign_delete;
-	else if (op == OP_DELETE_ARRAY && foreign_delete_array && !g_no_records)
-		fn = foreign_delete_array;
-	fn(p);
+	if (op == ALLOCINFO_OP_FREE)
+		foreign.free(p);
+	else if (op == OP_DELETE_ARRAY)
+		foreign_delete_array(p);
+	else
+		foreign_delete(p);
 }
 
 /* The usable size of a block without a record, whoever made it. */

@@ -7,7 +7,6 @@
 
 #include "library_dlopen.h"
 #include "options.h"
-#include "route.h"
 
 namespace allocinfo {
 
@@ -39,13 +38,6 @@ const void *open_module(const char *path, const module_slot &m)
 	void *h = library_dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 	if (!h)
 		return nullptr;
-	/* Over an allocator that comes first, the module's calls are routed before any
-	 * of them is made: left to the next allocation's check, the module's first
-	 * blocks came from the allocator's operator new and went back, once routed,
-	 * through the library's delete to its free(), which tcmalloc's debugging
-	 * allocator reports as a mismatch and aborts. */
-	if (route_pending())
-		route_new_objects();
 	const void *t = dlsym(h, m.symbol);
 	/* Its first word is its size, which says which entries it has. */
 	if (!t || *static_cast<const uint32_t *>(t) < m.size)

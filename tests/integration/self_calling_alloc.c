@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 void *__libc_memalign(size_t align, size_t n);
 void __libc_free(void *p);
@@ -113,7 +114,7 @@ void *aligned_alloc(size_t align, size_t n)
 
 void *valloc(size_t n)
 {
-	return memalign(4096, n);
+	return memalign((size_t)sysconf(_SC_PAGESIZE), n);
 }
 
 size_t malloc_usable_size(void *p)

@@ -107,10 +107,10 @@ else
 fi
 
 # gperftools' debugging allocators, which abort on a block made by operator new and
-# freed by free() or delete[]: the library's reader module, a C++ library loaded when
-# the program first reads its report, must be routed before it makes a block, and the
-# global objects a C++ library makes while dlopen() loads it, before its calls are
-# routed, must go back to the allocator's own delete and delete[]. (Their
+# freed by free() or delete[]: the global objects a C++ library makes while dlopen()
+# loads it, before its calls are routed, must go back to the allocator's own delete
+# and delete[]. The library's reader module, loaded when the program first reads its
+# report, is such a library, and so is libcxxglobals.so. (Their
 # malloc_usable_size() of an aligned block is larger than the block, so the programs
 # above, which fill each block to its usable size, are not run over them.)
 CXXGLOBALS=$U/.libs/libcxxglobals.so

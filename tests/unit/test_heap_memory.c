@@ -298,31 +298,34 @@ static void sleep_ms(long ms)
 
 /* A program whose phases come round more slowly than the purge delay: its spans,
  * purged while it waited, are taken again at once. That regret doubles the delay, and
- * spans freed then wait out the longer delay: still resident 700 ms after they were
- * freed, given back 1,300 ms after. Prints the delay before and after the regret,
- * whether there were regrets, and the resident growth with the spans freed, 700 ms
- * later and 1,300 ms later. */
+ * spans freed then wait out the longer delay: still resident at 0.7 of it after they
+ * were freed, given back at 1.3 of it. Prints the delay before and after the regret,
+ * whether there were regrets, the resident growth with the spans freed, at 0.7 and at
+ * 1.3 of the delay, and the milliseconds from the free to the reading at 0.7 (on a
+ * busy machine it can come too late to show anything). */
 static int child_purge_regret(void)
 {
 	long start = proc_status_kb("VmRSS:");
 	struct purge_figures before = heap_purge();
 	allocate_mixed(TRIM_BLOCKS / 2);
 	free_all(TRIM_BLOCKS / 2);
-	sleep_ms(700);
+	sleep_ms(before.delay_ms * 7 / 5);
 	allocate_mixed(TRIM_BLOCKS / 2);	/* purges them, then takes them again */
 	struct purge_figures after = heap_purge();
 	free_all(TRIM_BLOCKS / 2);
+	long long freed_at = monotonic_us();
 	long freed = proc_status_kb("VmRSS:");
-	sleep_ms(700);
+	sleep_ms(after.delay_ms * 7 / 10);
 	allocate_mixed(2000);	/* the pool used: nothing old enough to purge */
 	free_all(2000);
 	long kept = proc_status_kb("VmRSS:");
-	sleep_ms(600);
+	long long kept_ms = (monotonic_us() - freed_at) / 1000;
+	sleep_ms(after.delay_ms * 6 / 10);
 	allocate_mixed(2000);	/* now it is */
 	free_all(2000);
 	long gone = proc_status_kb("VmRSS:");
-	fprintf(stderr, "%u %u %d %ld %ld %ld\n", before.delay_ms, after.delay_ms,
-		after.regrets > 0, freed - start, kept - start, gone - start);
+	fprintf(stderr, "%u %u %d %ld %ld %ld %lld\n", before.delay_ms, after.delay_ms,
+		after.regrets > 0, freed - start, kept - start, gone - start, kept_ms);
 	return 0;
 }
 
@@ -785,16 +788,22 @@ static void test_purge_delay_grows_when_regretted(void **state)
 	unsigned before, after;
 	int regrets;
 	long freed, kept, gone;
-	assert_int_equal(sscanf(err, "%u %u %d %ld %ld %ld", &before, &after, &regrets, &freed,
-				&kept, &gone), 6);
-	print_message("delay %u ms, then %u ms; freed +%ld KiB, 700 ms later +%ld KiB, "
-		      "1300 ms later +%ld KiB\n", before, after, freed, kept, gone);
+	long long kept_ms;
+	assert_int_equal(sscanf(err, "%u %u %d %ld %ld %ld %lld", &before, &after, &regrets,
+				&freed, &kept, &gone, &kept_ms), 7);
+	print_message("delay %u ms, then %u ms; freed +%ld KiB, %lld ms later +%ld KiB, "
+		      "%u ms later +%ld KiB\n", before, after, freed, kept_ms, kept,
+		      after * 13 / 10, gone);
 	assert_int_equal(before, 500);
-	assert_int_equal(after, 1000);
+	/* One step a delay: 1,000 ms, unless the refill itself took longer than that. */
+	assert_true(after == 1000 || after == 2000);
 	assert_true(regrets);
 	assert_true(freed > 90000);
-	assert_true(kept > freed - freed / 10);	/* nothing purged at 700 ms */
-	assert_true(gone < freed / 10);		/* purged at 1300 ms */
+	if (kept_ms < after)	/* else the reading came after the delay: nothing to tell */
+		assert_true(kept > freed - freed / 10);	/* nothing purged yet */
+	else
+		print_message("the machine took %lld ms to read at 0.7 of the delay\n", kept_ms);
+	assert_true(gone < freed / 10);		/* purged at 1.3 of the delay */
 }
 
 static void test_purged_span_is_reused(void **state)

@@ -4,7 +4,8 @@
  * that tells operator new's blocks from malloc's (gperftools' debugging tcmalloc,
  * preloaded by underneath.sh, aborts on a block made by one and freed by the other).
  * The report is made by the library's reader module, a C++ library loaded on first
- * need: its calls must be routed before it makes a block. With an argument, it first
+ * need, whose first blocks come from the allocator's operator new before its calls
+ * are routed, and go back through the library's delete. With an argument, it first
  * loads that library (cxx_globals_plugin.cpp), whose global objects are made while it
  * loads, and unloads it at the end: each goes back to the allocator's own delete or
  * delete[]. Prints "ok" and exits 0, or names each failure and exits 1.
