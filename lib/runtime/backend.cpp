@@ -24,6 +24,7 @@ bool g_fast_path = true;
 underneath g_underneath = underneath::glibc;
 bool g_no_records;
 bool g_program_allocator;
+bool g_sanitizer;
 bool g_passing_on;
 /* Filled at start-up, not initialised: the relocations of an initialiser naming
  * __libc_malloc would be rewritten with the library's GOT (redirect_backend()). */
@@ -176,6 +177,9 @@ bool fill_foreign(struct link_map *map)
 	return true;
 }
 
+/* Defined by the allocator of every sanitizer that has one. */
+constexpr const char *SANITIZER_SYMBOL = "__sanitizer_get_allocated_size";
+
 /* `below`: the allocator after the library when it has malloc, calloc, realloc, free
  * and memalign of its own; else glibc's. Before redirect_backend(). */
 void below_from(struct link_map *after, struct link_map *libc)
@@ -215,6 +219,8 @@ void init(bool never)
 	if (program && program != self &&
 	    (defined_symbol(program, "malloc") || defined_symbol(program, "free"))) {
 		g_program_allocator = true;
+		/* clang links its sanitizers' runtimes into the executable */
+		g_sanitizer = defined_symbol(program, SANITIZER_SYMBOL);
 		never = true;
 	}
 	struct link_map *before = nullptr, *after = nullptr;
@@ -240,6 +246,7 @@ void init(bool never)
 	}
 	if (!chosen || !fill_foreign(chosen))
 		return;
+	g_sanitizer = defined_symbol(chosen, SANITIZER_SYMBOL);
 	g_passing_on = kind == underneath::first;
 	below_from(kind == underneath::first ? after : nullptr, libc);
 	g_fast_path = false;

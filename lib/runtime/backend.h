@@ -72,6 +72,12 @@ extern bool g_no_records HIDDEN;
 /* The executable defines malloc or free itself: nothing is counted, as with
  * ALLOCINFO=never (init()). */
 extern bool g_program_allocator HIDDEN;
+/* The allocator underneath, or the executable's own, is a sanitizer's (AddressSanitizer,
+ * ThreadSanitizer, LeakSanitizer, MemorySanitizer: each defines
+ * __sanitizer_get_allocated_size). Over it the lean path stays closed: the paths that
+ * keep frame pointers allocate, so that its fast unwinder, which records where each
+ * block was made, gets through the library to the program's frames. */
+extern bool g_sanitizer HIDDEN;
 /*
  * `below`: what comes after the allocator underneath when it is not glibc's: after the
  * library when that allocator comes first (glibc's functions, or those of another

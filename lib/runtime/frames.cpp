@@ -4,12 +4,15 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sys/auxv.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <unwind.h>
 
+#include "backend.h"
 #include "cfi_unwind.h"
 #include "library_dlopen.h"
+#include "once_flag.h"
 #include "registry.h"
 #include "stack_attr.h"
 #include "table_pages.h"
@@ -28,8 +31,8 @@ enum frame_kind : uint32_t {
 	FRAME_OUTSIDE = 3,	/* anywhere else: a caller */
 };
 
-pthread_once_t g_once = PTHREAD_ONCE_INIT;
-pthread_once_t g_unwinder_once = PTHREAD_ONCE_INIT;
+once_flag g_once;
+once_flag g_unwinder_once;
 uintptr_t g_self_lo, g_self_hi;	/* the library's own code; empty when linked in */
 
 /* For the frames cfi_unwind.h cannot walk, libgcc_s's unwinder, found at run time as
@@ -83,12 +86,13 @@ stack_range find_this_stack()
 bool unwinder_library(void **handle)
 {
 	/* One the program has (C++, or linked in), else libgcc_s loaded now. Not loaded
-	 * in a sanitizer build: its leak checker takes what dlopen allocates from inside
-	 * malloc for a leak; there, walks need an unwinder the program has. */
+	 * in a sanitizer build, nor over a sanitizer's allocator: its leak checker takes
+	 * what dlopen allocates from inside malloc for a leak; there, walks need an
+	 * unwinder the program has. */
 	void *h = RTLD_DEFAULT;	/* a null handle itself */
 	if (!dlsym(h, "_Unwind_Backtrace")) {
 		h = library_dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
-		if (!h && !RECORD_ALWAYS)
+		if (!h && !RECORD_ALWAYS && !backend::g_sanitizer)
 			h = library_dlopen("libgcc_s.so.1", RTLD_NOW);
 		if (!h)
 			return false;
@@ -114,13 +118,14 @@ void find_unwinder()
 	}
 }
 
-/* Once (pthread_once), so its two object_info (PATH_MAX buffers) need not be on the
- * stack: this may run in the first walk of a PTHREAD_STACK_MIN thread. */
+/* Once (once_flag.h), so its two object_info (PATH_MAX buffers) need not be on the
+ * stack: this may run in the first walk of a PTHREAD_STACK_MIN thread. The library is
+ * linked in when its code is the executable's, whose entry point the kernel gives. */
 void setup()
 {
 	static object_info self, exe;
 	if (describe_object((uintptr_t)&unwind_from, self) &&
-	    !(describe_object((uintptr_t)__builtin_return_address(0), exe) && exe.lo == self.lo)) {
+	    !(describe_object((uintptr_t)getauxval(AT_ENTRY), exe) && exe.lo == self.lo)) {
 		g_self_lo = self.lo;
 		g_self_hi = self.hi;
 	}
@@ -186,8 +191,8 @@ _Unwind_Reason_Code collect_libgcc(struct _Unwind_Context *ctx, void *arg)
 void prepare_unwinder()
 {
 	busy_guard guard;
-	pthread_once(&g_once, setup);
-	pthread_once(&g_unwinder_once, find_unwinder);
+	g_once.call(setup);
+	g_unwinder_once.call(find_unwinder);
 }
 
 /* Frame 0 is this function; the slot holding ip[i] (i >= 1) is cfa[i] - 8, so the
@@ -195,7 +200,7 @@ void prepare_unwinder()
 bool unwind_from(uintptr_t known_ra, uintptr_t base, unwound_path &out)
 {
 	busy_guard guard;	/* also for setup()'s dlopen: its allocations are not counted */
-	pthread_once(&g_once, setup);
+	g_once.call(setup);
 	unwound u;
 	u.known_ra = known_ra;
 	/* The unwind tables read here first; libgcc's unwinder for what they cannot
@@ -204,7 +209,7 @@ bool unwind_from(uintptr_t known_ra, uintptr_t base, unwound_path &out)
 	cfi::walk_end end = cfi::walk(collect, &u, &read);
 	tables_after_walk(read);
 	if (end == cfi::walk_end::unknown) {
-		pthread_once(&g_unwinder_once, find_unwinder);
+		g_unwinder_once.call(find_unwinder);
 		if (!g_backtrace)
 			return false;	/* no unwinder: the allocation is charged where it is */
 		u = unwound();

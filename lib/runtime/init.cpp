@@ -152,8 +152,13 @@ void start()
 	 * suite comparing it, a log) stays what it is without the library. */
 	if (backend::g_program_allocator && o.mode != profiling_mode::never &&
 	    isatty(STDERR_FILENO))
-		log_message("the program defines malloc or free itself, and its own calls "
-			    "of them cannot be routed: nothing is counted (as with ALLOCINFO=never)");
+		log_message(backend::g_sanitizer
+			    ? "the program has a sanitizer's runtime linked in, whose malloc and "
+			      "free its own calls reach directly: nothing is counted (as with "
+			      "ALLOCINFO=never); built with gcc, or with clang's -shared-libsan, "
+			      "it is counted"
+			    : "the program defines malloc or free itself, and its own calls "
+			      "of them cannot be routed: nothing is counted (as with ALLOCINFO=never)");
 	if (o.mode == profiling_mode::never || backend::g_program_allocator) {
 		__atomic_store_n(&g_fast.state, STATE_NEVER, __ATOMIC_RELEASE);
 		set_plain_when_off();	/* every block plain, cheaply */
@@ -216,8 +221,9 @@ void update_fast_paths()
 		 * (backend.h) when it comes after us; the header's inline path never. */
 		const uint32_t *go = open && backend::g_fast_path ? g_fast.enabled : &g_stop;
 		__atomic_store_n(&g_fast.go, go, __ATOMIC_RELEASE);
-		__atomic_store_n(&g_foreign_go, open && backend::g_underneath == backend::underneath::first
-					  ? g_fast.enabled : &g_stop, __ATOMIC_RELEASE);
+		bool lean = open && backend::g_underneath == backend::underneath::first &&
+			    !backend::g_sanitizer;
+		__atomic_store_n(&g_foreign_go, lean ? g_fast.enabled : &g_stop, __ATOMIC_RELEASE);
 		if (!RECORD_ALWAYS)
 			__atomic_store_n(&allocinfo__inline_v1.go,
 					 glibc_underneath() ? go : &g_stop, __ATOMIC_RELEASE);
@@ -263,7 +269,7 @@ __attribute__((constructor(101))) static void allocinfo_constructor()
 	ensure_init();
 #ifdef ALLOCINFO_BACKEND_NEXT
 	/* A thread's first allocation, inside the sanitizer's thread start-up, must not
-	 * be the one that finds the unwinder (its pthread_once is intercepted there). */
+	 * be the one that finds the unwinder (with dlopen, which it intercepts). */
 	prepare_unwinder();
 #endif
 	if (__atomic_load_n(&g_fast.state, __ATOMIC_ACQUIRE) == STATE_RUNNING) {

@@ -18,6 +18,16 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define HIDDEN      __attribute__((visibility("hidden")))
 #define EXPORT      __attribute__((visibility("default")))
+/* A frame pointer kept in a function that calls the allocator and goes on after it
+ * (copies a string in, stores the pointer): a sanitizer's frame-pointer walk from
+ * inside that allocator (its leak and error reports) must get through it to the
+ * program's frames. The rest of the library keeps its frames by its flags (local.mk);
+ * the exported entry points' file does not, for the fast path's sake. */
+#if defined(__clang__)
+#define KEEPS_FRAME	/* no per-function optimize attribute */
+#else
+#define KEEPS_FRAME __attribute__((optimize("no-omit-frame-pointer")))
+#endif
 
 /* glibc's _dl_find_object (2.35): an address's object and its unwind table, lock-free
  * and without the symbol search of dladdr(). */

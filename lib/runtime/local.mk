@@ -35,6 +35,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/suballoc.h lib/runtime/suballoc.cpp \
 	lib/runtime/bound_at_load.h \
 	lib/runtime/futex_lock.h lib/runtime/futex_lock.cpp \
+	lib/runtime/once_flag.h lib/runtime/once_flag.cpp \
 	lib/runtime/page_starts.h lib/runtime/page_starts.cpp \
 	lib/runtime/small_heap.h lib/runtime/small_heap.cpp \
 	lib/runtime/introspection.h lib/runtime/introspection.cpp \

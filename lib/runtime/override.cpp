@@ -272,6 +272,7 @@ void *caller_memalign(size_t align, size_t n, uintptr_t ra)
 	return do_aligned(align, n, [ra] { return slot_for_caller(ra); }, { nullptr, ra });
 }
 
+KEEPS_FRAME
 int vasprintf_into(char **strp, const char *fmt, va_list ap, const alloc_tag *site, uintptr_t ra)
 {
 	va_list copy;
@@ -293,6 +294,7 @@ int vasprintf_into(char **strp, const char *fmt, va_list ap, const alloc_tag *si
 	return len;
 }
 
+KEEPS_FRAME
 char *dup_string(const char *s, size_t n, const alloc_tag *site, uintptr_t ra)
 {
 	char *p = static_cast<char *>(site ? do_site_malloc(site, n + 1, false) : do_malloc(n + 1, ra));
@@ -344,6 +346,7 @@ EXPORT void *pvalloc(size_t n)
 			  rounded);
 }
 
+KEEPS_FRAME
 EXPORT int posix_memalign(void **pp, size_t align, size_t n)
 {
 	return do_posix_memalign(pp, align, n, caller_memalign, RA());
@@ -382,6 +385,7 @@ EXPORT int vasprintf_noprof(char **strp, const char *fmt, va_list ap)
 	return vasprintf_into(strp, fmt, ap, nullptr, RA());
 }
 
+KEEPS_FRAME
 EXPORT int asprintf_noprof(char **strp, const char *fmt, ...)
 {
 	va_list ap;
@@ -440,6 +444,7 @@ EXPORT void *allocinfo_pvalloc(const alloc_tag *t, size_t n)
 	return do_aligned(page_size(), n, [t] { return slot_for_site(t); }, { t, 0 }, rounded);
 }
 
+KEEPS_FRAME
 EXPORT int allocinfo_posix_memalign(const alloc_tag *t, void **pp, size_t a, size_t n)
 {
 	if (a == 0 || (a & (a - 1)) || a % sizeof(void *))
@@ -470,6 +475,7 @@ EXPORT int allocinfo_vasprintf(const alloc_tag *t, char **strp, const char *fmt,
 	return vasprintf_into(strp, fmt, ap, t, 0);
 }
 
+KEEPS_FRAME
 EXPORT int allocinfo_asprintf(const alloc_tag *t, char **strp, const char *fmt, ...)
 {
 	va_list ap;
@@ -578,6 +584,7 @@ namespace {
 }
 
 /* new while user callbacks are registered. */
+KEEPS_FRAME
 [[gnu::noinline]] void *new_with_callbacks(size_t n, size_t align, uintptr_t ra, bool nothrow)
 {
 	void *p = callbacks::allocate(ALLOCINFO_OP_NEW, { nullptr, ra }, n, align, 0, false);
@@ -586,6 +593,7 @@ namespace {
 
 /* Another allocator first is tested before callbacks: its path is closed while
  * any are registered (foreign_path.h). */
+KEEPS_FRAME
 [[gnu::noinline]] void *new_off(size_t n, uintptr_t ra)
 {
 	if (foreign_go())
@@ -687,20 +695,26 @@ inline void do_sized_delete_array(void *p, size_t n) { do_sized_delete<OP_DELETE
 
 EXPORT void *operator new(size_t n) { return do_new(n, RA()); }
 EXPORT void *operator new[](size_t n) { return do_new(n, RA()); }
+KEEPS_FRAME
 EXPORT void *operator new(size_t n, const std::nothrow_t &) noexcept
 {
 	return do_new_nothrow(n, 0, RA());
 }
+KEEPS_FRAME
 EXPORT void *operator new[](size_t n, const std::nothrow_t &) noexcept
 {
 	return do_new_nothrow(n, 0, RA());
 }
+KEEPS_FRAME
 EXPORT void *operator new(size_t n, std::align_val_t a) { return do_new_aligned(n, a, RA()); }
+KEEPS_FRAME
 EXPORT void *operator new[](size_t n, std::align_val_t a) { return do_new_aligned(n, a, RA()); }
+KEEPS_FRAME
 EXPORT void *operator new(size_t n, std::align_val_t a, const std::nothrow_t &) noexcept
 {
 	return do_new_nothrow(n, (size_t)a, RA());
 }
+KEEPS_FRAME
 EXPORT void *operator new[](size_t n, std::align_val_t a, const std::nothrow_t &) noexcept
 {
 	return do_new_nothrow(n, (size_t)a, RA());

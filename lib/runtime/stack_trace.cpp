@@ -4,11 +4,11 @@
 
 #include <dlfcn.h>
 #include <link.h>
-#include <pthread.h>
 #include <string.h>
 #include <unwind.h>
 
 #include "frames.h"
+#include "once_flag.h"
 #include "options.h"
 #include "route.h"	/* code_range() */
 
@@ -22,7 +22,7 @@ constexpr int OWN_FRAMES_MAX = 24;
 
 walker g_walker = walker::unwind;
 bool g_prepared;
-pthread_once_t g_once = PTHREAD_ONCE_INIT;
+once_flag g_once;
 
 using backtrace_fn = _Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *);
 using get_ip_fn = _Unwind_Ptr (*)(struct _Unwind_Context *);
@@ -146,7 +146,7 @@ int walk_fp(void **frames, int max, uintptr_t ra)
 
 void prepare()
 {
-	pthread_once(&g_once, prepare_once);
+	g_once.call(prepare_once);
 }
 
 int capture(void **frames, int max, uintptr_t ra)

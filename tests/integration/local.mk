@@ -141,6 +141,13 @@ EXTRA_DIST += tests/integration/underneath.sh
 # them, uncounted. Built by the script, with cc and allocinfo-cc.
 TESTS += tests/integration/program_allocator.sh
 EXTRA_DIST += tests/integration/program_allocator.sh tests/integration/program_allocator_prog.c
+# Programs built with allocinfo-cc and a sanitizer (address, thread, leak, undefined;
+# gcc and clang): counted, clean, and the sanitizers' reports still name the lines.
+# Built by the script.
+TESTS += tests/integration/sanitizers.sh
+EXTRA_DIST += tests/integration/sanitizers.sh tests/integration/sanitized.c \
+	tests/integration/sanitized_leaks.c tests/integration/sanitized_leaks.cpp \
+	tests/integration/sanitized_bugs.c
 # A malloc wrapper that passes every call on to the next malloc (libmemusage.so's
 # kind), preloaded before or after the library by program_allocator.sh and
 # underneath.sh.

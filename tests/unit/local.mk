@@ -250,6 +250,13 @@ tests_unit_test_page_starts_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_page_starts_LDADD = $(CMOCKA_LIBS) -lpthread
 TESTS += tests/unit/test_page_starts
 
+# The library's once, compiled into the test alone.
+check_PROGRAMS += tests/unit/test_once_flag
+tests_unit_test_once_flag_SOURCES = tests/unit/test_once_flag.cpp lib/runtime/once_flag.cpp
+tests_unit_test_once_flag_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_once_flag_LDADD = $(CMOCKA_LIBS) -lpthread
+TESTS += tests/unit/test_once_flag
+
 # The stack walk from .eh_frame, against libgcc's unwinder (linked here for that).
 check_PROGRAMS += tests/unit/test_cfi_unwind
 tests_unit_test_cfi_unwind_SOURCES = tests/unit/test_cfi_unwind.cpp lib/runtime/cfi_unwind.cpp
