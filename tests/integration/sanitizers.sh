@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Programs built with allocinfo-cc or allocinfo-c++ and a sanitizer, as projects
-# build for their CI (-fsanitize=address, thread, leak, undefined), with gcc and
-# clang:
+# build for their CI (-fsanitize=address, thread, leak, undefined, and clang's
+# memory), with gcc and clang:
 # - a program without bugs (sanitized.c) runs clean, and is counted exactly, threads
 #   and fork included, where the sanitizer's runtime is a shared library (gcc's,
 #   clang's -shared-libsan); where clang links it into the executable, nothing is
@@ -11,7 +11,7 @@
 #   allocation, C and C++ (its stacks are walked by frame pointers through the
 #   library);
 # - AddressSanitizer still finds a write one past a block's end and a write after
-#   free, and ThreadSanitizer a race on a block, each naming the line that made it.
+#   free, naming the line that made the block, and ThreadSanitizer a race on a block.
 set -u
 # The sanitizers here are the program's; a sanitizer build of the library is not.
 [ "${ALLOCINFO_SANITIZER:-no}" = no ] || { echo "skip: the library is built for a sanitizer"; exit 77; }
@@ -66,7 +66,8 @@ for cc in gcc clang; do
 	command -v $cc >/dev/null || { echo "skip: no $cc"; continue; }
 	cxx=g++; [ $cc = clang ] && cxx=clang++
 	export ALLOCINFO_CC=$cc ALLOCINFO_CXX=$cxx
-	for san in address thread leak undefined; do
+	for san in address thread leak undefined memory; do
+		[ $cc = gcc ] && [ $san = memory ] && continue	# clang's alone
 		if ! sanitizer_runs $cc $san ""; then
 			echo "skip: $cc -fsanitize=$san does not run here"; continue
 		fi
