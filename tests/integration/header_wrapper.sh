@@ -110,5 +110,26 @@ grep -q "^allocinfo-cc: no $nowhere/liballocinfo.so: allocinfo is not installed 
 ALLOCINFO_INCLUDEDIR=$nowhere ALLOCINFO_LIBDIR=$nowhere "$cc_wrap" -E "$tmp/main.c" \
 	>"$tmp/log" 2>&1 || failed "-E needs no header"
 
+# The compiler named first (CC="allocinfo-cc clang", as ccache takes it), which build
+# systems keep for every compile: it is the one that runs, with the header; neither a
+# file nor an option first is taken for one.
+unset ALLOCINFO_CC ALLOCINFO_CXX
+for cc in gcc clang; do
+	command -v $cc >/dev/null || continue
+	cxx=g++; [ $cc = clang ] && cxx=clang++
+	macro=__GNUC__; [ $cc = clang ] && macro=__clang__
+	echo | "$cc_wrap" $cc -dM -E - | grep -q "define $macro " ||
+		failed "$cc_wrap $cc: not $cc"
+	echo | "$cxx_wrap" $cxx -x c++ -dM -E - | grep -q "define $macro " ||
+		failed "$cxx_wrap $cxx: not $cxx"
+	tagged "$cc_wrap" header_gnu_source.c $cc
+	tagged "$cxx_wrap" header_inline_cxx.cpp $cxx
+	"$cc_wrap" $cc -c "$tmp/main.c" -o "$tmp/o.o" >"$tmp/log" 2>&1 || failed "$cc first: main.c"
+done
+echo | "$cc_wrap" -dM -E - | grep -q "define __clang__ " && failed "gcc by default: clang ran"
+cp "$tmp/main.c" "$tmp/prog.cc" && chmod +x "$tmp/prog.cc"
+(cd "$tmp" && "$cxx_wrap" ./prog.cc -o prog && ./prog) >"$tmp/log" 2>&1 ||
+	failed "an executable source file first, ./prog.cc: not compiled"
+
 [ $fail = 0 ] && echo ok
 exit $fail
