@@ -25,6 +25,7 @@ underneath g_underneath = underneath::glibc;
 bool g_no_records;
 bool g_program_allocator;
 bool g_sanitizer;
+bool g_heap_tool;
 bool g_passing_on;
 /* Filled at start-up, not initialised: the relocations of an initialiser naming
  * __libc_malloc would be rewritten with the library's GOT (redirect_backend()). */
@@ -177,6 +178,19 @@ bool fill_foreign(struct link_map *map)
 	return true;
 }
 
+/* Valgrind's tools load their replacements of malloc as vgpreload_TOOL-ARCH.so; the
+ * core's (vgpreload_core) replaces none, so callgrind and cachegrind count on. */
+bool heap_tool_loaded()
+{
+	for (struct link_map *map = _r_debug.r_map; map; map = map->l_next) {
+		const char *name = map->l_name ? strrchr(map->l_name, '/') : nullptr;
+		name = name ? name + 1 : map->l_name;
+		if (name && !strncmp(name, "vgpreload_", 10) && strncmp(name, "vgpreload_core-", 15))
+			return true;
+	}
+	return false;
+}
+
 /* Defined by the allocator of every sanitizer that has one. */
 constexpr const char *SANITIZER_SYMBOL = "__sanitizer_get_allocated_size";
 
@@ -221,6 +235,13 @@ void init(bool never)
 		g_program_allocator = true;
 		/* clang links its sanitizers' runtimes into the executable */
 		g_sanitizer = defined_symbol(program, SANITIZER_SYMBOL);
+		never = true;
+	}
+	/* A Valgrind tool that replaces malloc (memcheck, helgrind, drd, massif, dhat) by
+	 * redirection, not by a symbol of that name: its checks and figures are for the
+	 * program's own blocks, so they must all be the tool's, plain. */
+	if (heap_tool_loaded()) {
+		g_heap_tool = true;
 		never = true;
 	}
 	struct link_map *before = nullptr, *after = nullptr;

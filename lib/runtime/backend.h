@@ -78,6 +78,12 @@ extern bool g_program_allocator HIDDEN;
  * keep frame pointers allocate, so that its fast unwinder, which records where each
  * block was made, gets through the library to the program's frames. */
 extern bool g_sanitizer HIDDEN;
+/* Under a Valgrind tool that replaces malloc (memcheck, massif, ...): nothing is
+ * counted, as with ALLOCINFO=never, so that every block is the tool's as the program
+ * made it. A record in front would make each block that the program still holds at
+ * exit "possibly lost" to memcheck (its pointer is 16 bytes in), and the small-block
+ * heap's would not be seen at all. */
+extern bool g_heap_tool HIDDEN;
 /*
  * `below`: what comes after the allocator underneath when it is not glibc's: after the
  * library when that allocator comes first (glibc's functions, or those of another

@@ -159,7 +159,12 @@ void start()
 			      "it is counted"
 			    : "the program defines malloc or free itself, and its own calls "
 			      "of them cannot be routed: nothing is counted (as with ALLOCINFO=never)");
-	if (o.mode == profiling_mode::never || backend::g_program_allocator) {
+	if (backend::g_heap_tool && o.mode != profiling_mode::never && isatty(STDERR_FILENO))
+		log_message("running under a Valgrind tool that replaces malloc: nothing is "
+			    "counted (as with ALLOCINFO=never), so that it sees the program's own "
+			    "blocks");
+	if (o.mode == profiling_mode::never || backend::g_program_allocator ||
+	    backend::g_heap_tool) {
 		__atomic_store_n(&g_fast.state, STATE_NEVER, __ATOMIC_RELEASE);
 		set_plain_when_off();	/* every block plain, cheaply */
 		return;

@@ -148,6 +148,10 @@ TESTS += tests/integration/sanitizers.sh
 EXTRA_DIST += tests/integration/sanitizers.sh tests/integration/sanitized.c \
 	tests/integration/sanitized_leaks.c tests/integration/sanitized_leaks.cpp \
 	tests/integration/sanitized_bugs.c
+# The same under Valgrind: memcheck's findings those of the plain build, callgrind's
+# run counted.
+TESTS += tests/integration/valgrind_tools.sh
+EXTRA_DIST += tests/integration/valgrind_tools.sh
 # A malloc wrapper that passes every call on to the next malloc (libmemusage.so's
 # kind), preloaded before or after the library by program_allocator.sh and
 # underneath.sh.
