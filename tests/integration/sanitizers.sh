@@ -42,7 +42,7 @@ build() {
 # The lines of FILE that end in the comment MARK.
 marked() { grep -nE "(/\* $2 \*/|// $2)\$" "$src/$1" | cut -d: -f1; }
 
-# sanitizer_runs CC SAN: whether a plain program built so runs here (ThreadSanitizer
+# sanitizer_runs CC SAN FLAGS: whether a plain program built so runs here (ThreadSanitizer
 # needs an address-space layout some kernels do not give).
 sanitizer_runs() {
 	printf 'int main(void) { return 0; }\n' >"$tmp/probe.c"
