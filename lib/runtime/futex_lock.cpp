@@ -9,18 +9,12 @@
 
 namespace allocinfo {
 
-namespace {
-
-/* The futex call, errno kept: it runs inside malloc and free, which leave errno as
- * they found it on success. */
 void futex(uint32_t *word, int op, uint32_t value)
 {
 	int saved = errno;
 	syscall(SYS_futex, word, op, value, nullptr, nullptr, 0);
 	errno = saved;
 }
-
-} /* namespace */
 
 void futex_lock::lock_contended()
 {

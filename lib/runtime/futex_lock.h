@@ -22,6 +22,10 @@
 
 namespace allocinfo {
 
+/* The futex call (FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE), errno kept: it runs inside
+ * malloc and free, which leave errno as they found it on success. */
+void futex(uint32_t *word, int op, uint32_t value) HIDDEN;
+
 class futex_lock {
 public:
 	void lock()

@@ -4,9 +4,10 @@
 
 #include <errno.h>
 #include <linux/futex.h>
-#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "futex_lock.h"
 
 namespace allocinfo {
 
@@ -52,7 +53,7 @@ bool once_flag::begin()
 		    !__atomic_compare_exchange_n(&word_, &word, word | WAITED, false,
 						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			continue;
-		syscall(SYS_futex, &word_, FUTEX_WAIT_PRIVATE, word | WAITED, nullptr, nullptr, 0);
+		futex(&word_, FUTEX_WAIT_PRIVATE, word | WAITED);
 	}
 	errno = saved;
 	return run;
@@ -60,11 +61,8 @@ bool once_flag::begin()
 
 void once_flag::finish()
 {
-	if (__atomic_exchange_n(&word_, DONE, __ATOMIC_RELEASE) & WAITED) {
-		int saved = errno;
-		syscall(SYS_futex, &word_, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr, 0);
-		errno = saved;
-	}
+	if (__atomic_exchange_n(&word_, DONE, __ATOMIC_RELEASE) & WAITED)
+		futex(&word_, FUTEX_WAKE_PRIVATE, INT32_MAX);
 }
 
 } /* namespace allocinfo */

@@ -252,7 +252,8 @@ TESTS += tests/unit/test_page_starts
 
 # The library's once, compiled into the test alone.
 check_PROGRAMS += tests/unit/test_once_flag
-tests_unit_test_once_flag_SOURCES = tests/unit/test_once_flag.cpp lib/runtime/once_flag.cpp
+tests_unit_test_once_flag_SOURCES = tests/unit/test_once_flag.cpp lib/runtime/once_flag.cpp \
+	lib/runtime/futex_lock.cpp
 tests_unit_test_once_flag_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_once_flag_LDADD = $(CMOCKA_LIBS) -lpthread
 TESTS += tests/unit/test_once_flag
