@@ -2,8 +2,8 @@
 /*
  * One bug each, for the sanitizer that finds it (sanitizers.sh): a write one past a
  * block's end and a write after free (AddressSanitizer), a data race on a block
- * (ThreadSanitizer). Each report must name the line that made the block and the line
- * of the bug (those that end in the comments "made" and "bug").
+ * (ThreadSanitizer). Each report must name the line that made the block (the one that
+ * ends in the comment "made") and the lines of its bug (those that end in its name).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@ static char *shared;
 static void *racer(void *arg)
 {
 	(void)arg;
-	shared[1] = 1;				/* bug */
+	shared[1] = 1;				/* race */
 	return NULL;
 }
 
@@ -23,15 +23,15 @@ int main(int argc, char **argv)
 	const char *what = argc > 1 ? argv[1] : "";
 	volatile char *p = malloc(10);		/* made */
 	if (!strcmp(what, "overflow")) {
-		p[10] = 1;			/* bug */
+		p[10] = 1;			/* overflow */
 	} else if (!strcmp(what, "use-after-free")) {
 		free((void *)p);
-		p[0] = 1;			/* bug */
+		p[0] = 1;			/* use-after-free */
 	} else if (!strcmp(what, "race")) {
 		shared = (char *)p;
 		pthread_t t;
 		pthread_create(&t, NULL, racer, NULL);
-		shared[1] = 2;			/* bug */
+		shared[1] = 2;			/* race */
 		pthread_join(t, NULL);
 	}
 	return 0;

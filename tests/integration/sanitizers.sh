@@ -15,32 +15,16 @@
 set -u
 # The sanitizers here are the program's; a sanitizer build of the library is not.
 [ "${ALLOCINFO_SANITIZER:-no}" = no ] || { echo "skip: the library is built for a sanitizer"; exit 77; }
-src=$top_srcdir/tests/integration
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
-export ALLOCINFO_INCLUDEDIR=$top_srcdir/include ALLOCINFO_LIBDIR=$top_builddir/lib/.libs
-export ALLOCINFO_CC_VERBOSE=1
+. "$top_srcdir/tests/integration/checkers_lib.sh"
 unset TSAN_OPTIONS ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
-cc_wrap=$top_builddir/tools/allocinfo-cc
-cxx_wrap=$top_builddir/tools/allocinfo-c++
 ran=0 failed=0
 fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
 pass() { echo "ok: $*"; }
 
-# build WRAPPER OUT SOURCES-AND-FLAGS...: with the header (the wrapper's fallback
-# without it would test nothing here).
-build() {
-	w=$1 out=$2
-	shift 2
-	if ! "$w" -g -fno-omit-frame-pointer "$@" -o "$tmp/$out" >"$tmp/build.log" 2>&1; then
-		fail "$out: does not build"; sed -n 1,20p "$tmp/build.log"; return 1
-	elif grep -q 'compiling again' "$tmp/build.log"; then
-		fail "$out: built without the header"; sed -n 1,20p "$tmp/build.log"; return 1
-	fi
-}
-
-# The lines of FILE that end in the comment MARK.
-marked() { grep -nE "(/\* $2 \*/|// $2)\$" "$src/$1" | cut -d: -f1; }
+# build WRAPPER OUT ARGS...: build_tagged, its failure counted.
+build() { build_tagged "$@" || { fail "$2: not built with the header"; return 1; }; }
 
 # sanitizer_runs CC SAN FLAGS: whether a plain program built so runs here (ThreadSanitizer
 # needs an address-space layout some kernels do not give).
@@ -105,11 +89,8 @@ leaks() {	# leaks WRAPPER SOURCE SAN
 	ran=$((ran + 1))
 	timeout 120 "$tmp/$name" >"$tmp/leaks.log" 2>&1
 	rc=$?
-	# The first frame of the source's in each report's stack.
-	awk -v f="$2" '/leak of/ { first = 1 }
-		first && index($0, f ":") { sub(/.*:/, "", $NF); sub(/:.*/, "", $NF); print $NF; first = 0 }' \
-		"$tmp/leaks.log" | sort -n -u >"$tmp/found"
-	marked "$2" leaks | sort -n >"$tmp/want"
+	first_lines "$2" 'leak of' <"$tmp/leaks.log" | uniq >"$tmp/found"	# one a line
+	marked "$2" leaks >"$tmp/want"
 	if [ $rc -eq 0 ] || ! cmp -s "$tmp/found" "$tmp/want"; then
 		fail "$name: exit $rc; leaked lines reported: $(tr '\n' ' ' <"$tmp/found")," \
 		     "marked: $(tr '\n' ' ' <"$tmp/want")"
@@ -124,8 +105,8 @@ for san in address leak; do
 	leaks "$cxx_wrap" sanitized_leaks.cpp $san
 done
 
-# bug SAN WHAT REPORT [MADE]: the sanitizer reports REPORT, with the line of the bug,
-# and with the line that made the block unless MADE is "no". ThreadSanitizer's
+# bug SAN WHAT REPORT [MADE]: the sanitizer reports REPORT, with every line marked
+# WHAT, and with the line that made the block unless MADE is "no". ThreadSanitizer's
 # allocation stacks come from its own record of the instrumented functions' calls, in
 # which a call through an uninstrumented library leaves no line of the caller's.
 bug() {
@@ -138,16 +119,16 @@ bug() {
 	ok=yes
 	[ $rc -ne 0 ] || ok=no
 	grep -q "$3" "$tmp/bug.log" || ok=no
-	[ "${4:-}" = no ] || grep -q "sanitized_bugs.c:$made" "$tmp/bug.log" || ok=no
-	for line in $(marked sanitized_bugs.c bug); do
-		grep -q "sanitized_bugs.c:$line" "$tmp/bug.log" && break
-		line=
+	[ "${4:-}" = no ] || grep -q "sanitized_bugs.c:$made\b" "$tmp/bug.log" || ok=no
+	lines=$(marked sanitized_bugs.c "$2")
+	[ -n "$lines" ] || ok=no
+	for line in $lines; do
+		grep -q "sanitized_bugs.c:$line\b" "$tmp/bug.log" || ok=no
 	done
-	[ -n "$line" ] || ok=no
 	if [ $ok = yes ]; then
-		pass "$name $2: $3"
+		pass "$name $2: $3, at lines" $lines
 	else
-		fail "$name $2 (exit $rc): no '$3' naming lines $made and the bug's"
+		fail "$name $2 (exit $rc): no '$3' naming lines" $lines "and $made"
 		sed -n 1,40p "$tmp/bug.log"
 	fi
 }

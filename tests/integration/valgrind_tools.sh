@@ -11,22 +11,18 @@
 set -u
 [ "${ALLOCINFO_SANITIZER:-no}" = no ] || { echo "skip: Valgrind under a sanitizer build"; exit 77; }
 command -v valgrind >/dev/null || { echo "skip: no valgrind"; exit 77; }
-src=$top_srcdir/tests/integration
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
-export ALLOCINFO_INCLUDEDIR=$top_srcdir/include ALLOCINFO_LIBDIR=$top_builddir/lib/.libs
-export ALLOCINFO_CC_VERBOSE=1 ALLOCINFO_CC=gcc
-cc_wrap=$top_builddir/tools/allocinfo-cc
+. "$top_srcdir/tests/integration/checkers_lib.sh"
+export ALLOCINFO_CC=gcc
 failed=0
 fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
 
 build() {	# build OUT SOURCE FLAGS...
-	out=$1 source=$2
+	_out=$1 _source=$2
 	shift 2
-	if ! "$cc_wrap" -g -O0 -D_GNU_SOURCE "$@" "$source" -o "$tmp/$out" >"$tmp/build.log" 2>&1 ||
-	   grep -q 'compiling again' "$tmp/build.log"; then
-		echo "FAIL: $out: does not build with the header"; cat "$tmp/build.log"; exit 1
-	fi
+	build_tagged "$cc_wrap" "$_out" -O0 -D_GNU_SOURCE "$@" "$_source" ||
+		{ echo "FAIL: $_out: not built with the header"; exit 1; }
 }
 
 # memcheck RUN ARGS...: memcheck's output of the program.
@@ -59,10 +55,8 @@ grep -q "still reachable: 2,025 bytes in 4 blocks" "$tmp/vg.log" &&
 # frames in one of memcheck's definitely-lost records.
 build leaks "$src/sanitized_leaks.c"
 memcheck "$tmp/leaks"
-awk '/definitely lost in loss record/ { first = 1 }
-	first && /sanitized_leaks.c:/ { sub(/.*sanitized_leaks.c:/, ""); sub(/\).*/, ""); print; first = 0 }' \
-	"$tmp/vg.log" | sort -n >"$tmp/found"
-grep -nE '/\* leaks \*/$' "$src/sanitized_leaks.c" | cut -d: -f1 | sort -n >"$tmp/want"
+first_lines sanitized_leaks.c 'definitely lost in loss record' <"$tmp/vg.log" >"$tmp/found"
+marked sanitized_leaks.c leaks >"$tmp/want"
 if cmp -s "$tmp/found" "$tmp/want" && grep -q "definitely lost: 184 bytes in 11 blocks" "$tmp/vg.log"; then
 	echo "ok: memcheck: $(wc -l <"$tmp/want") leaks, 184 bytes, each at its line"
 else
