@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "route.h"
+#include "sanitizer_frames.h"
 
 namespace allocinfo {
 namespace backend {
@@ -268,6 +269,10 @@ void init(bool never)
 	if (!chosen || !fill_foreign(chosen))
 		return;
 	g_sanitizer = defined_symbol(chosen, SANITIZER_SYMBOL);
+	/* ThreadSanitizer records where blocks were made from its own shadow stack,
+	 * not by frame pointers */
+	if (g_sanitizer && !defined_symbol(chosen, "__tsan_init"))
+		sanitizer_frames::wrap(foreign);
 	g_passing_on = kind == underneath::first;
 	below_from(kind == underneath::first ? after : nullptr, libc);
 	g_fast_path = false;

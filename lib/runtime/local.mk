@@ -28,6 +28,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/bare_name.h lib/runtime/bare_name.cpp \
 	lib/runtime/wrappers.h lib/runtime/wrappers.cpp \
 	lib/runtime/frames.h lib/runtime/frames.cpp \
+	lib/runtime/sanitizer_frames.h lib/runtime/sanitizer_frames.cpp \
 	lib/runtime/cfi_unwind.h lib/runtime/cfi_unwind.cpp \
 	lib/runtime/table_pages.h lib/runtime/table_pages.cpp \
 	lib/runtime/read_self.h lib/runtime/pointer_info.cpp \

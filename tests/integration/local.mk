@@ -147,7 +147,8 @@ EXTRA_DIST += tests/integration/program_allocator.sh tests/integration/program_a
 TESTS += tests/integration/sanitizers.sh
 EXTRA_DIST += tests/integration/sanitizers.sh tests/integration/sanitized.c \
 	tests/integration/sanitized_leaks.c tests/integration/sanitized_leaks.cpp \
-	tests/integration/sanitized_bugs.c tests/integration/checkers_lib.sh
+	tests/integration/sanitized_bugs.c tests/integration/sanitized_rbp.c \
+	tests/integration/checkers_lib.sh
 # The same under Valgrind: memcheck's findings those of the plain build, callgrind's
 # run counted.
 TESTS += tests/integration/valgrind_tools.sh
