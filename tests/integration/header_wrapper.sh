@@ -5,7 +5,8 @@
 # -Wdeclaration-after-statement, headers that declare the malloc family after
 # allocinfo.h, C++98 all compile with the header (the object registers its tags); a
 # file that declares calloc() itself compiles without it; assembly, -E and -v are the
-# compiler's own; autoconf's compiler checks find what they find with gcc.
+# compiler's own; autoconf's compiler checks find what they find with gcc; a static
+# link is refused with a reason.
 set -u
 # It compiles and never runs what it builds, through the wrapper scripts, which a
 # sanitizer build does not change: the plain suite runs it.
@@ -130,6 +131,20 @@ echo | "$cc_wrap" -dM -E - | grep -q "define __clang__ " && failed "gcc by defau
 cp "$tmp/main.c" "$tmp/prog.cc" && chmod +x "$tmp/prog.cc"
 (cd "$tmp" && "$cxx_wrap" ./prog.cc -o prog && ./prog) >"$tmp/log" 2>&1 ||
 	failed "an executable source file first, ./prog.cc: not compiled"
+
+# A static link: one line saying why, and a failure, not the linker's multiple
+# definitions of malloc; an object compiled with -static, and the static runtimes of
+# gcc and libstdc++ in a dynamic link, are fine.
+for opt in -static -static-pie; do
+	"$cc_wrap" $opt "$tmp/main.c" -o "$tmp/static" >"$tmp/log" 2>&1 && failed "$opt: linked"
+	grep -q "^allocinfo-cc: cannot link with $opt: allocinfo counts a program through the dynamic loader" \
+		"$tmp/log" || failed "$opt: not said"
+	grep -q "multiple definition" "$tmp/log" && failed "$opt: the linker's complaint"
+done
+"$cc_wrap" -static -c "$tmp/main.c" -o "$tmp/o.o" >"$tmp/log" 2>&1 || failed "-static -c: not compiled"
+printf '#include <string>\nint main() { std::string s(100, 0); return (int)s[1]; }\n' >"$tmp/s.cpp"
+"$cxx_wrap" -static-libgcc -static-libstdc++ "$tmp/s.cpp" -o "$tmp/s" >"$tmp/log" 2>&1 ||
+	failed "-static-libgcc -static-libstdc++: not linked"
 
 [ $fail = 0 ] && echo ok
 exit $fail
