@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "futex_lock.h"
+#include "nocancel.h"
 
 namespace allocinfo {
 
@@ -70,7 +71,7 @@ void library_dlopen_fork_prepare()
 		if (waited >= FORK_WAIT_NS)
 			return;
 		struct timespec d = { 0, FORK_POLL_NS };
-		nanosleep(&d, nullptr);
+		nocancel::nanosleep(&d, nullptr);
 	}
 }
 

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "nocancel.h"
+
 namespace allocinfo {
 
 void log_message(const char *fmt, ...)
@@ -25,7 +27,7 @@ void log_message(const char *fmt, ...)
 		m = 0;
 	size_t len = (size_t)n + ((size_t)m < sizeof(buf) - n - 1 ? (size_t)m : sizeof(buf) - n - 2);
 	buf[len++] = '\n';
-	ssize_t w = write(STDERR_FILENO, buf, len);
+	ssize_t w = nocancel::write(STDERR_FILENO, buf, len);
 	(void)w;
 	errno = saved;
 }

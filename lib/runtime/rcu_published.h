@@ -16,6 +16,8 @@
 #ifndef ALLOCINFO_RCU_PUBLISHED_H
 #define ALLOCINFO_RCU_PUBLISHED_H
 
+#include <pthread.h>
+
 #include "callbacks.h"
 #include "rcu_library.h"
 
@@ -41,10 +43,16 @@ struct rcu_published {
 		return old;
 	}
 
+	/* Not a cancellation point: liburcu waits for a grace period with poll() while
+	 * it holds its own lock and the caller holds the writer's (nocancel.h). */
 	void wait_for_readers()
 	{
-		if (const rcu::api *a = rcu::loaded())
-			a->synchronize();	/* else nothing was ever published */
+		if (const rcu::api *a = rcu::loaded()) {	/* else nothing was ever published */
+			int was;
+			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &was);
+			a->synchronize();
+			pthread_setcancelstate(was, &was);
+		}
 		if (__tsan_acquire)
 			__tsan_acquire(&tsan_grace);
 	}

@@ -19,6 +19,7 @@
 #include "backend.h"
 #include "bare_name.h"
 #include "caller_tags.h"
+#include "nocancel.h"
 #include "plain_vector.h"
 #include "small_heap.h"
 #include "store.h"
@@ -125,7 +126,7 @@ bool wait_for_lookups()
 		if (i < 100)
 			sched_yield();
 		else
-			nanosleep(&tick, nullptr);
+			nocancel::nanosleep(&tick, nullptr);
 	}
 	return false;
 }

@@ -10,6 +10,7 @@
 
 #include "allocator_api.h"
 #include "backend.h"
+#include "nocancel.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -201,14 +202,14 @@ void route_table(route_job *job, uintptr_t base, const ElfW(Rela) *rela, size_t 
  * tell. */
 int page_protection(uintptr_t addr)
 {
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int fd = nocancel::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	char buf[4096];
 	size_t have = 0;
 	int found = -1;
 	for (;;) {
-		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		ssize_t n = nocancel::read(fd, buf + have, sizeof(buf) - 1 - have);
 		if (n <= 0)
 			break;
 		have += (size_t)n;
@@ -235,7 +236,7 @@ int page_protection(uintptr_t addr)
 		if (have == sizeof(buf) - 1)	/* a line longer than the buffer */
 			have = 0;
 	}
-	close(fd);
+	nocancel::close(fd);
 	return found;
 }
 

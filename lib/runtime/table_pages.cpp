@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "futex_lock.h"
+#include "nocancel.h"
 
 namespace allocinfo {
 
@@ -115,7 +116,7 @@ void note_range(uintptr_t lo, uintptr_t hi)
 bool only_file_pages(uintptr_t lo, uintptr_t hi)
 {
 	constexpr uint64_t PRESENT = 1ull << 63, SWAPPED = 1ull << 62, FILE_OR_SHARED = 1ull << 61;
-	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	int fd = nocancel::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	bool ok = true;
@@ -124,7 +125,7 @@ bool only_file_pages(uintptr_t lo, uintptr_t hi)
 		size_t n = hi / PAGE - page;
 		n = n < 512 ? n : 512;
 		size_t bytes = n * sizeof(entries[0]);
-		if (pread(fd, entries, bytes, (off_t)(page * sizeof(entries[0]))) != (ssize_t)bytes) {
+		if (nocancel::pread(fd, entries, bytes, (off_t)(page * sizeof(entries[0]))) != (ssize_t)bytes) {
 			ok = false;
 			break;
 		}
@@ -133,7 +134,7 @@ bool only_file_pages(uintptr_t lo, uintptr_t hi)
 			     (!(entries[i] & PRESENT) || (entries[i] & FILE_OR_SHARED));
 		page += n;
 	}
-	close(fd);
+	nocancel::close(fd);
 	return ok;
 }
 

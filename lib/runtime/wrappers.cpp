@@ -17,6 +17,7 @@
 #include <algorithm>
 
 #include "bare_name.h"
+#include "nocancel.h"
 #include "options.h"
 #include "plain_vector.h"
 #include "registry.h"
@@ -215,17 +216,17 @@ struct symbol_hit {
 
 void scan_file(const char *path, uintptr_t l_addr, plain_vector<symbol_hit> &out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = nocancel::open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-		close(fd);
+		nocancel::close(fd);
 		return;
 	}
 	size_t size = (size_t)st.st_size;
 	void *m = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
+	nocancel::close(fd);
 	if (m == MAP_FAILED)
 		return;
 	const char *base = static_cast<const char *>(m);

@@ -13,25 +13,27 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "nocancel.h"
+
 namespace allocinfo {
 
 ssize_t read_small_file(const char *path, char *buf, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = nocancel::open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	size_t used = 0;
 	while (used + 1 < size) {
-		ssize_t n = read(fd, buf + used, size - 1 - used);
+		ssize_t n = nocancel::read(fd, buf + used, size - 1 - used);
 		if (n < 0) {
-			close(fd);
+			nocancel::close(fd);
 			return -1;
 		}
 		if (n == 0)
 			break;
 		used += (size_t)n;
 	}
-	close(fd);
+	nocancel::close(fd);
 	buf[used] = '\0';
 	return (ssize_t)used;
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "bound_at_load.h"
+#include "nocancel.h"
 #include "procfs.h"
 #include "registry.h"
 #include "store_bpf.h"
@@ -158,7 +159,7 @@ bool store_create(store_kind requested)
 				base = static_cast<char *>(m);
 				g_store.kind = store_kind::shm;
 			} else {
-				close(fd);
+				nocancel::close(fd);
 				if (g_store.path[0])
 					unlink(g_store.path);
 			}
@@ -450,7 +451,7 @@ void publish_child_store()
 	log_message("fork: cannot make a store for the child (%s); its counters stay private",
 		    strerror(errno));
 	if (fd >= 0) {
-		close(fd);
+		nocancel::close(fd);
 		if (path[0])
 			unlink(path);
 	}

@@ -38,6 +38,7 @@
 
 #include <linux/bpf.h>
 
+#include "nocancel.h"
 #include "procfs.h"
 #include "reader_loader.h"
 #include "store.h"
@@ -180,7 +181,7 @@ struct bpf_maps {
 	static void close_one(int &fd, uint32_t id)
 	{
 		if (holds_map(fd, id))
-			close(fd);
+			nocancel::close(fd);
 		fd = -1;
 	}
 	/* Once the iterator is loaded: only the tags map's descriptor is needed. */
@@ -199,7 +200,7 @@ struct bpf_maps {
 	{
 		int high = fcntl(tags, F_DUPFD_CLOEXEC, STORE_FD_MIN);
 		if (high >= 0) {
-			close(tags);
+			nocancel::close(tags);
 			tags = high;
 		}
 	}
@@ -293,14 +294,14 @@ int create_maps(uint32_t nr_cpus, uint32_t capacity, bpf_maps &m)
 					    sizeof(allocinfo_bpf_meta), 1, 0, btf, u32, meta);
 		err = m.meta < 0 ? errno : 0;
 	}
-	close(btf);	/* the maps keep their BTF */
+	nocancel::close(btf);	/* the maps keep their BTF */
 	if (!err)
 		m.note_ids();
 	if (err) {
 		int *fds[] = { &m.counters, &m.tags, &m.meta };
 		for (int *fd : fds)
 			if (*fd >= 0)
-				close(*fd);
+				nocancel::close(*fd);
 		m = bpf_maps();
 	}
 	return err;
@@ -322,7 +323,7 @@ struct dirent64_raw {
  * memory yet. */
 void remove_tree_at(int parent, const char *name, int depth)
 {
-	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = nocancel::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOTDIR || errno == ELOOP)
 			unlinkat(parent, name, 0);
@@ -339,7 +340,7 @@ void remove_tree_at(int parent, const char *name, int depth)
 			if (unlinkat(fd, de->d_name, 0) != 0 && errno == EISDIR && depth > 0)
 				remove_tree_at(fd, de->d_name, depth - 1);
 		}
-	close(fd);
+	nocancel::close(fd);
 	unlinkat(parent, name, AT_REMOVEDIR);
 }
 
@@ -358,7 +359,7 @@ void remove_dir(const char *dir)
  */
 void sweep_dead()
 {
-	int fd = open(ALLOCINFO_BPF_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = nocancel::open(ALLOCINFO_BPF_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	alignas(8) char buf[2048];
@@ -379,7 +380,7 @@ void sweep_dead()
 			snprintf(dir, sizeof(dir), "%s/%ld", ALLOCINFO_BPF_DIR, pid);
 			remove_dir(dir);
 		}
-	close(fd);
+	nocancel::close(fd);
 }
 
 /*
@@ -523,7 +524,7 @@ uint32_t store_bpf_probe(bool loud, uint32_t nr_cpus)
 		say("cannot create BPF maps", errno);
 		return 0;
 	}
-	close(fd);
+	nocancel::close(fd);
 	const char *why = "";
 	struct statfs sf;
 	if (statfs("/sys/fs/bpf", &sf) != 0 || sf.f_type != BPF_FS_MAGIC) {
@@ -624,7 +625,7 @@ constexpr long PUBLISH_DELAY_NS = 10 * 1000 * 1000;
 void *publisher(void *)
 {
 	struct timespec d = { 0, PUBLISH_DELAY_NS };
-	while (nanosleep(&d, &d) != 0 && errno == EINTR) {
+	while (nocancel::nanosleep(&d, &d) != 0 && errno == EINTR) {
 	}
 	store_publish_bpf();
 	return nullptr;
@@ -730,7 +731,7 @@ bool store_bpf_fork_child()
 		if (b != MAP_FAILED)
 			munmap(b, g_bpf.map_bytes);
 		if (fd >= 0) {
-			close(fd);
+			nocancel::close(fd);
 			if (path[0])
 				unlink(path);
 		}
@@ -763,7 +764,7 @@ bool store_bpf_fork_child()
 		   g_store.counters) == MAP_FAILED) {
 		munmap(a, g_bpf.file_size);
 		munmap(b, g_bpf.map_bytes);
-		close(fd);
+		nocancel::close(fd);
 		if (path[0])
 			unlink(path);
 		remove_dir(dir);
@@ -780,7 +781,7 @@ bool store_bpf_fork_child()
 		if (p != MAP_FAILED)
 			memcpy(p, a, g_bpf.file_size);
 		munmap(a, g_bpf.file_size);
-		close(fd);
+		nocancel::close(fd);
 		fd = -1;
 		if (path[0])
 			unlink(path);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "nocancel.h"
 #include "options.h"
 
 namespace allocinfo {
@@ -25,7 +26,7 @@ void remember(int fd)
 {
 	struct stat st;
 	if (fstat(fd, &st) != 0) {
-		close(fd);
+		nocancel::close(fd);
 		g_fd = -1;
 		return;
 	}
@@ -40,7 +41,7 @@ int place_high(int fd)
 	int high = fcntl(fd, F_DUPFD_CLOEXEC, STORE_FD_MIN);
 	if (high < 0)
 		return fd;	/* a low limit: the number it has, close-on-exec already */
-	close(fd);
+	nocancel::close(fd);
 	return high;
 }
 
@@ -77,13 +78,13 @@ int store_file_open(pid_t pid, size_t size, char *path, size_t path_len)
 		}
 		/* A store left by an earlier program image of this pid (exec) is replaced. */
 		unlink(path);
-		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		fd = nocancel::open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd < 0)
 			return -1;
 	}
 	if (ftruncate(fd, (off_t)size) != 0) {
 		int e = errno;
-		close(fd);
+		nocancel::close(fd);
 		if (path[0])
 			unlink(path);
 		errno = e;
@@ -95,7 +96,7 @@ int store_file_open(pid_t pid, size_t size, char *path, size_t path_len)
 void store_file_keep(int fd, const char *path)
 {
 	if (path[0]) {
-		close(fd);
+		nocancel::close(fd);
 		return;
 	}
 	remember(place_high(fd));
@@ -105,11 +106,11 @@ void store_file_keep_child(int fd, const char *path)
 {
 	bool inherited = still_ours();
 	if (path[0]) {
-		close(fd);
+		nocancel::close(fd);
 		return;
 	}
 	if (inherited && dup3(fd, g_fd, O_CLOEXEC) == g_fd) {
-		close(fd);
+		nocancel::close(fd);
 		remember(g_fd);
 		return;
 	}
@@ -121,7 +122,7 @@ void store_file_keep_child(int fd, const char *path)
 void store_file_drop_inherited()
 {
 	if (still_ours())
-		close(g_fd);
+		nocancel::close(g_fd);
 	g_fd = -1;
 }
 

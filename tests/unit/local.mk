@@ -125,7 +125,7 @@ TESTS += tests/unit/test_small_heap
 check_PROGRAMS += tests/unit/test_heap_misuse
 tests_unit_test_heap_misuse_SOURCES = tests/unit/test_heap_misuse.c
 tests_unit_test_heap_misuse_CPPFLAGS = $(UNIT_CPPFLAGS)
-tests_unit_test_heap_misuse_LDADD = $(UNIT_LDADD)
+tests_unit_test_heap_misuse_LDADD = $(UNIT_LDADD) -lpthread
 tests_unit_test_heap_misuse_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_heap_misuse
 

@@ -795,8 +795,10 @@ static void test_purge_delay_grows_when_regretted(void **state)
 		      "%u ms later +%ld KiB\n", before, after, freed, kept_ms, kept,
 		      after * 13 / 10, gone);
 	assert_int_equal(before, 500);
-	/* One step a delay: 1,000 ms, unless the refill itself took longer than that. */
-	assert_true(after == 1000 || after == 2000);
+	/* One step a delay: 1,000 ms, unless the refill itself took longer than that (a
+	 * step more for each delay it took, on a machine busy with other work). */
+	static const uintmax_t doubled[] = { 1000, 2000, 4000 };
+	assert_in_set(after, doubled, 3);
 	assert_true(regrets);
 	assert_true(freed > 90000);
 	if (kept_ms < after)	/* else the reading came after the delay: nothing to tell */

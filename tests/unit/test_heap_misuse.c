@@ -4,7 +4,8 @@
  * says, tried the way a buggy or hostile program would:
  *  - a double free, a free of an address never handed out (slot-aligned or inside a
  *    block), a one-byte overrun into a block's trailer, a realloc of a freed block:
- *    the program ends (SIGABRT) with one line naming the problem and the address;
+ *    the program ends (SIGABRT) with one line naming the problem and the address,
+ *    also in a thread with a cancellation request pending;
  *  - a write to a freed block's first word (use after free, or an overflow from the
  *    block below) never makes malloc return the address written: the next malloc
  *    that would follow the link ends the program;
@@ -16,6 +17,7 @@
 
 #include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -140,10 +142,41 @@ static int child_overflow_into_free(void)
 	return 0;
 }
 
+/* A double free in a thread with a cancellation request pending. Writing the message
+ * must not be where the request is acted on: the thread would leave free() there,
+ * cancelled, and the program run on where glibc aborts. Under ALLOCINFO_DEBUG (the
+ * block is left alone) the message is written and free() returns. */
+static volatile int g_cancel_sent;
+
+static void *double_free_while_cancelled(void *arg)
+{
+	char *p = launder(arg);
+	while (!__atomic_load_n(&g_cancel_sent, __ATOMIC_ACQUIRE))
+		;	/* no cancellation point: the request stays pending */
+	free(p);
+	free(p);
+	return p;
+}
+
+static int child_double_free_cancelled(void)
+{
+	pthread_t t;
+	void *ret;
+	/* made here, where the "double" child's block comes from the heap */
+	if (pthread_create(&t, NULL, double_free_while_cancelled, launder(malloc(48))) ||
+	    pthread_cancel(t))
+		return 2;
+	__atomic_store_n(&g_cancel_sent, 1, __ATOMIC_RELEASE);
+	pthread_join(t, &ret);
+	fprintf(stderr, "%s\n", ret == PTHREAD_CANCELED ? "cancelled in free" : "returned");
+	return 0;
+}
+
 static const struct {
 	const char *mode;
 	int (*run)(void);
 } children[] = {
+	{ "double-cancelled", child_double_free_cancelled },
 	{ "double", child_double_free },
 	{ "never", child_never_allocated },
 	{ "interior", child_interior },
@@ -183,6 +216,28 @@ static void test_double_free_aborts(void **state)
 	need_heap();
 	assert_named(aborted("double"), "allocinfo: free(%p): not allocated: a double free, "
 					 "or never handed out; aborting\n");
+}
+
+static void test_double_free_in_a_thread_being_cancelled_aborts(void **state)
+{
+	(void)state;
+	need_heap();
+	const char *err = aborted("double-cancelled");
+	assert_non_null(strstr(err, "a double free, or never handed out; aborting\n"));
+	assert_null(strstr(err, "cancelled in free"));
+}
+
+static void test_double_free_in_a_thread_being_cancelled_is_said_when_debugging(void **state)
+{
+	(void)state;
+	need_heap();
+	char err[4096];
+	static const char *const drop[] = { "ALLOCINFO_HEAP=", "ALLOCINFO_DEBUG=", NULL };
+	static const char *const add[] = { "ALLOCINFO_DEBUG=1", NULL };
+	assert_int_equal(spawn_self("double-cancelled", drop, add, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "allocinfo: free("));
+	assert_non_null(strstr(err, "leaving it alone\n"));
+	assert_non_null(strstr(err, "returned\n"));
 }
 
 static void test_free_of_a_slot_never_handed_out_aborts(void **state)
@@ -329,6 +384,8 @@ int main(int argc, char **argv)
 	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_double_free_aborts),
+		cmocka_unit_test(test_double_free_in_a_thread_being_cancelled_aborts),
+		cmocka_unit_test(test_double_free_in_a_thread_being_cancelled_is_said_when_debugging),
 		cmocka_unit_test(test_free_of_a_slot_never_handed_out_aborts),
 		cmocka_unit_test(test_free_inside_a_block_aborts),
 		cmocka_unit_test(test_one_byte_overrun_aborts),
