@@ -3,7 +3,6 @@
 #include "sanitizer_frames.h"
 
 #include <dlfcn.h>
-#include <link.h>
 #include <sys/auxv.h>
 
 #include "frames.h"
@@ -29,6 +28,17 @@ bool loaded_code(uintptr_t a)
 	(void)a;
 	return false;
 #endif
+}
+
+/* Whether rbp, met as the program's saved frame pointer above the library's frame
+ * record at `above`, leads to a frame record: inside this thread's stack, above,
+ * aligned as the ABI aligns frames (x86-64 and AArch64: 16 bytes), and with a return
+ * address into loaded code. */
+bool frame_record(uintptr_t rbp, uintptr_t above)
+{
+	uintptr_t last = stack_last_word(above);
+	return last && (rbp & 15) == 0 && rbp > above && rbp <= last - sizeof(uintptr_t) &&
+	       loaded_code(reinterpret_cast<const uintptr_t *>(rbp)[1]);
 }
 
 /*
@@ -107,14 +117,6 @@ KEEPS_FRAME [[gnu::noinline]] void *sanitized_memalign(size_t align, size_t n) n
 }
 
 } /* namespace */
-
-bool frame_record(uintptr_t rbp, uintptr_t above)
-{
-	uintptr_t last = stack_last_word(above);
-	/* x86-64 and AArch64 frame records sit on 16-byte boundaries */
-	return last && (rbp & 15) == 0 && rbp > above && rbp <= last - sizeof(uintptr_t) &&
-	       loaded_code(reinterpret_cast<const uintptr_t *>(rbp)[1]);
-}
 
 void wrap(backend::table &t)
 {

@@ -26,11 +26,6 @@ namespace sanitizer_frames {
  * the executable, where its frames cannot be told from the program's. */
 void wrap(backend::table &t) HIDDEN;
 
-/* Whether rbp, met as the program's saved frame pointer above the library's frame
- * at `above`, leads to a frame record: inside the stack, above, aligned as the ABI
- * aligns frames, and with a return address into loaded code. */
-bool frame_record(uintptr_t rbp, uintptr_t above) HIDDEN;
-
 } /* namespace sanitizer_frames */
 } /* namespace allocinfo */
 
