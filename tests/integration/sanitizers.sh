@@ -132,7 +132,7 @@ rbp_frames() {	# rbp_frames SAN
 	elif [ "$records" = 1 ] && grep -q 'leak of 168 byte(s) in 3 object(s)' "$tmp/rbp.log" &&
 	     ! grep -q 'unknown module' "$tmp/rbp.log" &&
 	     { [ $1 = leak ] || [ "$lines" = "$made " ]; }; then
-		pass "$name: 3 leaks in one record${lines:+, at line $lines}(the plain build: $plain records)"
+		pass "$name: 3 leaks in one record${lines:+, at line ${lines% }} (the plain build: $plain records)"
 	else
 		fail "$name: $records leak records, at lines $lines; want one of 3 objects at $made"
 		sed -n 1,30p "$tmp/rbp.log"
