@@ -27,10 +27,10 @@ namespace {
 
 #if defined(__x86_64__)
 constexpr uint32_t REL_SLOT = R_X86_64_JUMP_SLOT, REL_GOT = R_X86_64_GLOB_DAT,
-		   REL_ABS = R_X86_64_64;
+		   REL_ABS = R_X86_64_64, REL_COPY = R_X86_64_COPY;
 #elif defined(__aarch64__)
 constexpr uint32_t REL_SLOT = R_AARCH64_JUMP_SLOT, REL_GOT = R_AARCH64_GLOB_DAT,
-		   REL_ABS = R_AARCH64_ABS64;
+		   REL_ABS = R_AARCH64_ABS64, REL_COPY = R_AARCH64_COPY;
 #else
 #define ALLOCINFO_NO_ROUTING 1
 #endif
@@ -81,6 +81,23 @@ struct route_job {
 /* Kept from the first routing, for objects loaded later. */
 route_job g_job;
 bool g_routing_busy;
+
+/*
+ * The data the executable holds copies of (its R_*_COPY relocations): a PIE, or a
+ * program built without -fPIC, that refers to a library's variable gets the variable
+ * itself, copied by the loader from the library's once the library's own relocations
+ * had set its words, and every reference, the library's code's included, binds to the
+ * copy. A word routed in the library's original (libxml2's `xmlFree = free`) is
+ * routed in its copy too: left there, the allocator's free got blocks with a record
+ * in front, 16 bytes into its own. Found once, before the first routing.
+ */
+struct copied_data {
+	uintptr_t from, size, to;	/* the library's variable, and the copy */
+};
+constexpr unsigned MAX_COPIED = 1024;
+copied_data g_copied[MAX_COPIED];
+unsigned g_nr_copied;
+uintptr_t g_copies_relro_start, g_copies_relro_end;	/* the executable's RELRO */
 
 uintptr_t page_down(uintptr_t a)
 {
@@ -175,6 +192,21 @@ uintptr_t dyn_address(uintptr_t value, uintptr_t base)
 	return value < base ? value + base : value;
 }
 
+/* The copies of the word at `word`, a routed relocation's, get fn too. */
+void route_copies_of(route_job *job, uintptr_t word, void *fn)
+{
+	for (unsigned i = 0; i < g_nr_copied; i++) {
+		const copied_data &c = g_copied[i];
+		uintptr_t off = word - c.from;
+		if (off >= c.size || c.size - off < sizeof(void *))
+			continue;
+		if (store_entry((void **)(c.to + off), fn, g_copies_relro_start, g_copies_relro_end))
+			job->rewritten++;
+		else
+			job->failed++;
+	}
+}
+
 void route_table(route_job *job, uintptr_t base, const ElfW(Rela) *rela, size_t size,
 		 const ElfW(Sym) *symtab, const char *strtab, uintptr_t relro_start,
 		 uintptr_t relro_end)
@@ -194,6 +226,8 @@ void route_table(route_job *job, uintptr_t base, const ElfW(Rela) *rela, size_t 
 			job->rewritten++;
 		else
 			job->failed++;
+		if (type == REL_ABS && g_nr_copied)
+			route_copies_of(job, base + rela[i].r_offset, job->ours[k]);
 	}
 }
 
@@ -374,6 +408,52 @@ const ElfW(Sym) *symbol_entry(const struct link_map *map, const char *name)
 			return nullptr;
 	}
 }
+
+#ifndef ALLOCINFO_NO_ROUTING
+/* Fills g_copied from the executable's copy relocations: each copy's source is the
+ * variable's definition the loader copied, the first after the executable in lookup
+ * order. Variables too small to hold a pointer are left out. */
+void find_copies()
+{
+	struct link_map *exe = _r_debug.r_map;
+	if (!exe || g_nr_copied)
+		return;
+	dynamic_tables t = tables_of(exe);
+	const ElfW(Rela) *rela = nullptr;
+	size_t size = 0;
+	for (const ElfW(Dyn) *d = exe->l_ld; d && d->d_tag != DT_NULL; d++) {
+		if (d->d_tag == DT_RELA)
+			rela = (const ElfW(Rela) *)dyn_address(d->d_un.d_ptr, exe->l_addr);
+		else if (d->d_tag == DT_RELASZ)
+			size = d->d_un.d_val;
+	}
+	if (!rela || !t.symtab || !t.strtab)
+		return;
+	for (size_t i = 0; i < size / sizeof(*rela) && g_nr_copied < MAX_COPIED; i++) {
+		if (ELF64_R_TYPE(rela[i].r_info) != REL_COPY)
+			continue;
+		const ElfW(Sym) *sym = &t.symtab[ELF64_R_SYM(rela[i].r_info)];
+		if (sym->st_size < sizeof(void *))
+			continue;
+		const char *name = t.strtab + sym->st_name;
+		for (struct link_map *m = exe->l_next; m; m = m->l_next) {
+			const ElfW(Sym) *def = symbol_entry(m, name);
+			if (!def)
+				continue;
+			g_copied[g_nr_copied++] = { m->l_addr + def->st_value, sym->st_size,
+						    exe->l_addr + rela[i].r_offset };
+			break;
+		}
+	}
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+	size_t phnum = getauxval(AT_PHNUM);
+	for (size_t i = 0; ph && i < phnum; i++)
+		if (ph[i].p_type == PT_GNU_RELRO) {
+			g_copies_relro_start = page_down(exe->l_addr + ph[i].p_vaddr);
+			g_copies_relro_end = page_down(exe->l_addr + ph[i].p_vaddr + ph[i].p_memsz);
+		}
+}
+#endif
 
 /* The protection that the loaded object at `base` gives the page holding addr, from
  * its program headers (its segment's flags; read-only once relocated, in RELRO); -1
@@ -605,6 +685,7 @@ unsigned route_calls(struct link_map *allocator, struct link_map *self, bool mal
 	if (!nr)
 		return 0;
 	set_names(&job, g_routed, nr);
+	find_copies();
 	job.skip_dynamic = allocator->l_ld;
 	job.loader_base = getauxval(AT_BASE);
 	job.vdso_base = getauxval(AT_SYSINFO_EHDR);

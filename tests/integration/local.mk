@@ -93,6 +93,18 @@ tests_unit_underneath_cxx_SOURCES = tests/unit/underneath_cxx.cpp
 tests_unit_underneath_cxx_CPPFLAGS = $(UNDERNEATH_CPP)
 tests_unit_underneath_cxx_LDADD = $(UNIT_LDADD) $(DL_LIBS)
 tests_unit_underneath_cxx_LDFLAGS = $(UNDERNEATH_LINK)
+# A library's copies of free, malloc and realloc (libxml2's xmlFree), which the
+# program holds as copies the loader made (R_X86_64_COPY).
+check_LTLIBRARIES += tests/unit/libcopiedpointers.la
+tests_unit_libcopiedpointers_la_SOURCES = tests/unit/copied_pointers.c
+tests_unit_libcopiedpointers_la_CFLAGS = $(AM_CFLAGS) -g -O1
+tests_unit_libcopiedpointers_la_LDFLAGS = -rpath /nowhere -avoid-version
+check_PROGRAMS += tests/unit/underneath_copied
+tests_unit_underneath_copied_SOURCES = tests/unit/underneath_copied.c
+tests_unit_underneath_copied_CPPFLAGS = $(UNDERNEATH_CPP)
+tests_unit_underneath_copied_CFLAGS = $(AM_CFLAGS) -g -O1 -fPIE
+tests_unit_underneath_copied_LDADD = tests/unit/libcopiedpointers.la $(UNIT_LDADD)
+tests_unit_underneath_copied_LDFLAGS = $(TEST_LINK_FLAGS)
 if HAVE_JEMALLOC
 check_PROGRAMS += tests/unit/underneath_jemalloc
 tests_unit_underneath_jemalloc_SOURCES = tests/unit/underneath.c

@@ -5,8 +5,9 @@
 # preloaded into it, linked ahead of the library, or linked and the library preloaded
 # ahead of it. Every run must finish with exact counts, each block served by that
 # allocator (tests/unit/underneath.c checks its statistics), also after a library
-# built without the header is loaded with dlopen and blocks cross between them. A combination whose
-# allocator is not installed is skipped, and said so.
+# built without the header is loaded with dlopen and blocks cross between them, and
+# when a library hands out free as data the program holds a copy of. A combination
+# whose allocator is not installed is skipped, and said so.
 set -u
 [ "${ALLOCINFO_SANITIZER:-no}" = no ] || { echo "skip: LD_PRELOAD under a sanitizer"; exit 77; }
 U=$top_builddir/tests/unit
@@ -50,6 +51,7 @@ expect_quiet() {
 
 expect_ok "glibc alone" "$U/underneath" glibc "$PLUGIN"
 expect_ok "C++, glibc alone" "$U/underneath_cxx" glibc
+expect_ok "copies of free, glibc alone" "$U/underneath_copied"
 
 # A wrapper that passes every call on to the next malloc (libpasson.so, the kind of
 # glibc's libmemusage.so). Before the library, it is taken for the allocator first and
@@ -137,6 +139,14 @@ for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 \
 		echo "skip: ${pair#*:} is not installed"
 		continue
 	fi
+	# A library's words set to free, malloc and realloc, which the program holds as
+	# copies the loader made before the library started (libxml2's xmlFree): routed
+	# with the library's, in every order.
+	expect_ok "copies of free, LD_PRELOAD=$lib" LD_PRELOAD="$lib" "$U/underneath_copied"
+	expect_quiet "copies of free, LD_PRELOAD=$lib, ALLOCINFO_DEBUG=1" ALLOCINFO_DEBUG=1 \
+		LD_PRELOAD="$lib" "$U/underneath_copied"
+	expect_ok "copies of free, LD_PRELOAD=liballocinfo.so $lib" \
+		LD_PRELOAD="$ALLOCINFO_LIB $lib" "$U/underneath_copied"
 	# Preloaded into a binary built with the header: the allocator comes first.
 	if [ "$name" = glibc-debug ]; then
 		expect_ok "LD_PRELOAD=$lib MALLOC_CHECK_=3" LD_PRELOAD="$lib" MALLOC_CHECK_=3 \
