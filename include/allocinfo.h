@@ -840,16 +840,36 @@ using ::aligned_alloc;
 #define ALLOCINFO__CALL_STRDUP(...) ALLOCINFO__STRDUP_N(ALLOCINFO__SITE(), __VA_ARGS__)
 #endif
 
-#define malloc(...)         ALLOCINFO__CALL_MALLOC(__VA_ARGS__)
-#define calloc(...)         ALLOCINFO__CALL_CALLOC(__VA_ARGS__)
-#define realloc(...)        ALLOCINFO__CALL(realloc, __VA_ARGS__)
+/*
+ * malloc, calloc, realloc and strdup are tagged when called with their own number of
+ * arguments. Another number is a structure's member of the same name (PCRE2's
+ * memctl->malloc(size, data), yyjson's alc->realloc(ctx, p, old, size)), left as
+ * written: the tag would not compile there. Its own name inside its own expansion is
+ * not expanded again.
+ */
+#define ALLOCINFO__ARITY(...) ALLOCINFO__ARITY_(__VA_ARGS__, n, n, n, n, n, n, 2, 1, n)
+#define ALLOCINFO__ARITY_(_1, _2, _3, _4, _5, _6, _7, _8, a, ...) a
+#define ALLOCINFO__IF_ARITY(k, tagged, fn, ...) \
+	ALLOCINFO__CAT(ALLOCINFO__ARITY_IS_, ALLOCINFO__CAT(k, ALLOCINFO__ARITY(__VA_ARGS__))) \
+	(tagged, fn, __VA_ARGS__)
+#define ALLOCINFO__ARITY_IS_11(tagged, fn, ...) tagged(__VA_ARGS__)
+#define ALLOCINFO__ARITY_IS_22(tagged, fn, ...) tagged(__VA_ARGS__)
+#define ALLOCINFO__ARITY_IS_12(tagged, fn, ...) fn(__VA_ARGS__)
+#define ALLOCINFO__ARITY_IS_1n(tagged, fn, ...) fn(__VA_ARGS__)
+#define ALLOCINFO__ARITY_IS_21(tagged, fn, ...) fn(__VA_ARGS__)
+#define ALLOCINFO__ARITY_IS_2n(tagged, fn, ...) fn(__VA_ARGS__)
+#define ALLOCINFO__CALL_REALLOC(...) ALLOCINFO__CALL(realloc, __VA_ARGS__)
+
+#define malloc(...)         ALLOCINFO__IF_ARITY(1, ALLOCINFO__CALL_MALLOC, malloc, __VA_ARGS__)
+#define calloc(...)         ALLOCINFO__IF_ARITY(2, ALLOCINFO__CALL_CALLOC, calloc, __VA_ARGS__)
+#define realloc(...)        ALLOCINFO__IF_ARITY(2, ALLOCINFO__CALL_REALLOC, realloc, __VA_ARGS__)
 #define reallocarray(...)   ALLOCINFO__CALL(reallocarray, __VA_ARGS__)
 #define aligned_alloc(...)  ALLOCINFO__CALL(aligned_alloc, __VA_ARGS__)
 #define posix_memalign(...) ALLOCINFO__CALL(posix_memalign, __VA_ARGS__)
 #define memalign(...)       ALLOCINFO__CALL(memalign, __VA_ARGS__)
 #define valloc(...)         ALLOCINFO__CALL(valloc, __VA_ARGS__)
 #define pvalloc(...)        ALLOCINFO__CALL(pvalloc, __VA_ARGS__)
-#define strdup(...)         ALLOCINFO__CALL_STRDUP(__VA_ARGS__)
+#define strdup(...)         ALLOCINFO__IF_ARITY(1, ALLOCINFO__CALL_STRDUP, strdup, __VA_ARGS__)
 #define strndup(...)        ALLOCINFO__CALL(strndup, __VA_ARGS__)
 #define asprintf(...)       ALLOCINFO__CALL(asprintf, __VA_ARGS__)
 #define vasprintf(...)      ALLOCINFO__CALL(vasprintf, __VA_ARGS__)

@@ -3,7 +3,8 @@
 # allocinfo-cc and allocinfo-c++ on the kinds of file real projects hold, compiled
 # unchanged with gcc and clang: strict feature sets chosen by the file, C89,
 # -Wdeclaration-after-statement, headers that declare the malloc family after
-# allocinfo.h, C++98 all compile with the header (the object registers its tags); a
+# allocinfo.h, C++98, structures with members named malloc or realloc that take other
+# arguments, all compile with the header (the object registers its tags); a
 # file that declares calloc() itself compiles without it; assembly, -E and -v are the
 # compiler's own; autoconf's compiler checks find what they find with gcc; a static
 # link is refused with a reason.
@@ -54,6 +55,9 @@ for cc in gcc clang; do
 		tagged "$cc_wrap" header_jemalloc.c -std=gnu11 $strict
 	fi
 	tagged "$cxx_wrap" header_cxx98.cpp -std=c++98 -pedantic $strict
+	tagged "$cc_wrap" header_member_calls.c -std=c89 -pedantic $strict
+	tagged "$cc_wrap" header_member_calls.c -std=gnu11 -O2 $strict
+	tagged "$cxx_wrap" header_member_calls.c -x c++ -std=c++11 $strict
 	tagged "$cxx_wrap" header_first.cpp -std=c++17 $strict
 
 	# Its own declaration of calloc(): compiled again without the header, and said so.

@@ -15,6 +15,7 @@ EXTRA_DIST += tests/integration/header_wrapper.sh tests/integration/header_cxx.s
 	tests/integration/header_c89.c tests/integration/header_decl_after_statement.c \
 	tests/integration/header_mm_malloc.c tests/integration/header_jemalloc.c \
 	tests/integration/header_own_declaration.c tests/integration/header_asm.S \
+	tests/integration/header_member_calls.c \
 	tests/integration/header_cxx98.cpp tests/integration/header_inline_cxx.cpp
 
 # The same source with the library, and with -DALLOCINFO_DISABLE and no library.
