@@ -31,13 +31,12 @@ bool loaded_code(uintptr_t a)
 }
 
 /* Whether rbp, met as the program's saved frame pointer above the library's frame
- * record at `above`, leads to a frame record: inside this thread's stack, above,
- * aligned as the ABI aligns frames (x86-64 and AArch64: 16 bytes), and with a return
- * address into loaded code. */
-bool frame_record(uintptr_t rbp, uintptr_t above)
+ * record at `above`, leads to a frame record: inside this thread's stack (whose last
+ * word is `last`), above, aligned as the ABI aligns frames (x86-64 and AArch64: 16
+ * bytes), and with a return address into loaded code. */
+bool frame_record(uintptr_t rbp, uintptr_t above, uintptr_t last)
 {
-	uintptr_t last = stack_last_word(above);
-	return last && (rbp & 15) == 0 && rbp > above && rbp <= last - sizeof(uintptr_t) &&
+	return (rbp & 15) == 0 && rbp > above && rbp <= last - sizeof(uintptr_t) &&
 	       loaded_code(reinterpret_cast<const uintptr_t *>(rbp)[1]);
 }
 
@@ -55,7 +54,7 @@ public:
 		for (int i = 0; last && i < MAX_OWN_FRAMES; i++) {
 			uintptr_t next = record[0], ra = record[1];
 			if (ra - g_self_lo >= g_self_hi - g_self_lo) {
-				if (!frame_record(next, reinterpret_cast<uintptr_t>(record))) {
+				if (!frame_record(next, reinterpret_cast<uintptr_t>(record), last)) {
 					slot_ = record;
 					saved_ = next;
 					*slot_ = 0;
