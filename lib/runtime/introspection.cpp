@@ -128,8 +128,8 @@ EXPORT int malloc_trim(size_t pad) noexcept
 
 } /* extern "C" */
 
-void allocinfo::trim_underneath()
+void allocinfo::trim_underneath(size_t pad)
 {
 	if (auto fn = next_definition(&next_malloc_trim, "malloc_trim"))
-		fn(0);
+		fn(pad);
 }

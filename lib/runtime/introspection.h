@@ -9,8 +9,9 @@
 namespace allocinfo {
 
 /* The allocator underneath gives back the free memory it can: glibc's
- * malloc_trim(0) (the next definition's), without the small-block heap's part. */
-void trim_underneath() HIDDEN;
+ * malloc_trim(pad) (the next definition's), without the small-block heap's part.
+ * glibc gives back the free pages inside its arenas, and the top beyond pad. */
+void trim_underneath(size_t pad) HIDDEN;
 
 } /* namespace allocinfo */
 

@@ -8,7 +8,7 @@
  *    one of its spans;
  *  - memory glibc holds free (a hole below its arena's top) goes back to the system
  *    as the heap grows, and as large blocks are freed, so the two heaps together
- *    stay near glibc alone;
+ *    stay near glibc alone; the top glibc keeps for its next blocks stays;
  *  - after free and malloc_trim(0) the resident memory is within 5 MB of glibc's;
  *    without malloc_trim, empty spans go back once they have been empty a while, and
  *    a while twice as long once spans purged were taken again at once;
@@ -192,6 +192,39 @@ static int child_hole_after_spans(void)
 	free_all(n);
 	free(big[HOLE_BLOCKS - 1]);
 	fprintf(stderr, "%ld\n", end - start);
+	return 0;
+}
+
+/* The minor page faults of this process so far. */
+static long minor_faults(void)
+{
+	struct rusage r;
+	getrusage(RUSAGE_SELF, &r);
+	return r.ru_minflt;
+}
+
+/* The shape of expat's test suite: buffers of 96 KiB made at glibc's top, filled and
+ * freed again and again, with small blocks in between. glibc keeps its top up to its
+ * trim threshold (2 MiB here: it rises to twice the largest block it has mapped and
+ * freed) and serves the next buffers from it; the trims the frees make due give back
+ * only the holes below the top, so no page is faulted in again. Prints the minor
+ * faults of the rounds. */
+enum { CHURN_ROUNDS = 300, CHURN_BUFFERS = 4, CHURN_SIZE = 96 << 10, CHURN_SMALL = 2000 };
+static int child_buffer_churn(void)
+{
+	free(memset(malloc(1 << 20), 1, 1 << 20));	/* mapped: the threshold rises */
+	long faults = minor_faults();
+	for (int round = 0; round < CHURN_ROUNDS; round++) {
+		char *buffer[CHURN_BUFFERS];
+		for (int i = 0; i < CHURN_BUFFERS; i++)
+			memset(buffer[i] = m_block(CHURN_SIZE), round, CHURN_SIZE);
+		for (int i = 0; i < CHURN_BUFFERS; i++)
+			free(buffer[i]);
+		for (int i = 0; i < CHURN_SMALL; i++)	/* refills, where trims are made */
+			memset(blocks[i] = m_block(FILL_SIZE), 6, FILL_SIZE);
+		free_all(CHURN_SMALL);
+	}
+	fprintf(stderr, "%ld\n", minor_faults() - faults);
 	return 0;
 }
 
@@ -733,6 +766,18 @@ static void test_glibc_hole_goes_back_as_large_blocks_are_freed(void **state)
 	assert_true(heap <= plain + 1536);
 }
 
+static void test_glibc_top_reused_is_kept(void **state)
+{
+	(void)state;
+	long heap, plain;
+	heap_and_glibc_kb("churn", &heap, &plain);
+	print_message("%d rounds of %d buffers of 96 KiB made and freed at glibc's top: %ld "
+		      "page faults, glibc %ld\n", CHURN_ROUNDS, CHURN_BUFFERS, heap, plain);
+	/* Trimming the top at each trim due faulted the buffers in again: 96 faults a
+	 * round. */
+	assert_true(heap <= plain + 1000);
+}
+
 static void test_slow_glibc_trims_are_spaced_out(void **state)
 {
 	(void)state;
@@ -920,6 +965,7 @@ int main(int argc, char **argv)
 		{ "fragtrim", child_fragmented_glibc }, { "spanhole", child_hole_after_spans },
 		{ "idle", child_idle_classes }, { "idlepre", child_idle_precondition },
 		{ "regrow", child_realloc_growth }, { "regret", child_purge_regret },
+		{ "churn", child_buffer_churn },
 	};
 	if (argc == 2) {
 		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
@@ -933,6 +979,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_trim_gives_back_as_glibc),
 		cmocka_unit_test(test_glibc_hole_goes_back_as_the_heap_grows),
 		cmocka_unit_test(test_glibc_hole_goes_back_as_large_blocks_are_freed),
+		cmocka_unit_test(test_glibc_top_reused_is_kept),
 		cmocka_unit_test(test_slow_glibc_trims_are_spaced_out),
 		cmocka_unit_test(test_empty_spans_go_back_after_a_while),
 		cmocka_unit_test(test_purge_delay_grows_when_regretted),
