@@ -5,6 +5,7 @@
 #include "block_find.h"
 #include "callbacks.h"
 #include "route.h"
+#include "sanitizer_double_free.h"
 #include "sampler.h"
 
 #include <string.h>
@@ -294,14 +295,17 @@ bool check_pointer(void *p, const char *what, bool below_readable_known)
 
 /* A block without a record under debugging (one of ours has a record: this is a wrong
  * pointer, unless it passes the checks), or over another allocator (the allocator
- * made it itself, and gets it back by its own function of the kind: Op). */
+ * made it itself, and gets it back by its own function of the kind: Op; a sanitizer
+ * gets a counted block freed before as the block it was). */
 template <int Op>
 [[gnu::noinline]] static void release_plain_other(void *p) noexcept
 {
-	if (backend::g_foreign_flag)
-		backend::free_foreign_as(p, Op);
-	else
+	if (!backend::g_foreign_flag)
 		release_checked(p);
+	else if (unlikely(backend::g_sanitizer))
+		backend::free_foreign_as(sanitizer_double_free::block_for(p), Op);
+	else
+		backend::free_foreign_as(p, Op);
 }
 
 /* Debugging, or another allocator underneath. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "route.h"
+#include "sanitizer_double_free.h"
 #include "sanitizer_frames.h"
 
 namespace allocinfo {
@@ -273,6 +274,8 @@ void init(bool never)
 	 * not by frame pointers */
 	if (g_sanitizer && !defined_symbol(chosen, "__tsan_init"))
 		sanitizer_frames::wrap(foreign);
+	if (g_sanitizer)
+		sanitizer_double_free::init(chosen);
 	g_passing_on = kind == underneath::first;
 	below_from(kind == underneath::first ? after : nullptr, libc);
 	g_fast_path = false;

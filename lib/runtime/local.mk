@@ -29,6 +29,7 @@ lib_liballocinfo_la_SOURCES = \
 	lib/runtime/wrappers.h lib/runtime/wrappers.cpp \
 	lib/runtime/frames.h lib/runtime/frames.cpp \
 	lib/runtime/sanitizer_frames.h lib/runtime/sanitizer_frames.cpp \
+	lib/runtime/sanitizer_double_free.h lib/runtime/sanitizer_double_free.cpp \
 	lib/runtime/cfi_unwind.h lib/runtime/cfi_unwind.cpp \
 	lib/runtime/table_pages.h lib/runtime/table_pages.cpp \
 	lib/runtime/read_self.h lib/runtime/pointer_info.cpp \

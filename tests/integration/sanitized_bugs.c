@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One bug each, for the sanitizer that finds it (sanitizers.sh): a write one past a
- * block's end and a write after free (AddressSanitizer), a data race on a block
- * (ThreadSanitizer). Each report must name the line that made the block (the one that
- * ends in the comment "made") and the lines of its bug (those that end in its name).
+ * block's end, a write after free and a double free (AddressSanitizer), a data race on
+ * a block (ThreadSanitizer). Each report must name the line that made the block (the
+ * one that ends in the comment "made") and the lines of its bug (those that end in its
+ * name).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -27,6 +28,9 @@ int main(int argc, char **argv)
 	} else if (!strcmp(what, "use-after-free")) {
 		free((void *)p);
 		p[0] = 1;			/* use-after-free */
+	} else if (!strcmp(what, "double-free")) {
+		free((void *)p);		/* double-free */
+		free((void *)p);		/* double-free */
 	} else if (!strcmp(what, "race")) {
 		shared = (char *)p;
 		pthread_t t;

@@ -12,8 +12,9 @@
 #   library);
 # - a program without frame pointers, its rbp pointing into its own data, gets stacks
 #   that end at its line (not one for every block, kept by the sanitizer for good);
-# - AddressSanitizer still finds a write one past a block's end and a write after
-#   free, naming the line that made the block, and ThreadSanitizer a race on a block.
+# - AddressSanitizer still finds a write one past a block's end, a write after free
+#   and a double free (as a double free), naming the line that made the block, and
+#   ThreadSanitizer a race on a block.
 set -u
 # The sanitizers here are the program's; a sanitizer build of the library is not.
 [ "${ALLOCINFO_SANITIZER:-no}" = no ] || { echo "skip: the library is built for a sanitizer"; exit 77; }
@@ -184,6 +185,7 @@ bug() {
 if sanitizer_runs gcc address ""; then
 	bug address overflow "ERROR: AddressSanitizer: heap-buffer-overflow"
 	bug address use-after-free "ERROR: AddressSanitizer: heap-use-after-free"
+	bug address double-free "ERROR: AddressSanitizer: attempting double-free"
 fi
 sanitizer_runs gcc thread "" && bug thread race "WARNING: ThreadSanitizer: data race" no
 
