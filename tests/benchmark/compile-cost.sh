@@ -16,6 +16,7 @@ set -u
 : "${top_builddir:?run through make bench}"
 sites=100000
 [ "${1:-}" = --quick ] && sites=20000
+[ "${1:-}" = --memory ] && exit 0	# bench.sh's memory rows only: these are compile costs
 work=$(mktemp -d "${TMPDIR:-/tmp}/allocinfo-compile.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 export ALLOCINFO_INCLUDEDIR=$top_srcdir/include ALLOCINFO_LIBDIR=$top_builddir/lib/.libs

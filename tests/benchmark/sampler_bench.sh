@@ -5,7 +5,8 @@
 # profiler that does nothing (libprofilernoop.so, loaded by ALLOCINFO_CALLBACKS)
 # sampling at 512 KiB and 16 KiB; then one sampled allocation's cost with its stack,
 # 20 frames deep, from libgcc's unwinder and from the frame-pointer walk.
-# Called by `make bench` (top_builddir set). Options: --quick, --reps N.
+# Called by `make bench` (top_builddir set). Options: --quick, --reps N; --memory
+# (bench.sh's) skips it.
 set -u
 
 : "${top_builddir:?run through make bench}"
@@ -19,6 +20,7 @@ while [ $# -gt 0 ]; do
 	--quick) reps=3; scale=4 ;;
 	--reps) reps=$2; shift ;;
 	--no-heaptrack|--no-callgrind) ;;
+	--memory) exit 0 ;;	# bench.sh's memory rows only: these are times
 	*) echo "sampler_bench.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
