@@ -111,6 +111,19 @@ void *allocate_foreign(uint32_t slot, size_t size, bool zero, uint32_t flags)
 	return allocate_foreign_inline(slot, size, zero, flags);
 }
 
+void *allocate_foreign_new(uint32_t slot, size_t size, bool array, uint32_t flags)
+{
+	/* 0 bytes get one, as malloc's do (allocate_edge()) */
+	size_t total = size ? size + sizeof(alloc_record) : sizeof(alloc_record) + 1;
+	if (total < size)
+		return nullptr;
+	auto *rec = static_cast<alloc_record *>(array ? backend::foreign_new_array(total, std::nothrow)
+						      : backend::foreign_new(total, std::nothrow));
+	if (unlikely(!rec))
+		return nullptr;
+	return finish(rec, slot, size, RECORD_MAGIC | flags | RECORD_F_CXX);
+}
+
 void *allocate_planned(slow_plan plan, size_t n, bool zero)
 {
 	if (plan.mode == how::discard)
@@ -326,7 +339,7 @@ template <int Op>
 		 * release_slow()'s call and checks. */
 		release_foreign(rec, shard);
 	else if ((rec->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
-		release_slow(p, public_op(Op));
+		release_slow(p, Op);
 	else if (unlikely(__atomic_load_n(&g_tail_records, __ATOMIC_RELAXED)))
 		release_maybe_tail(p);
 	else
@@ -345,7 +358,7 @@ static inline void release_other_as(void *p) noexcept
 	}
 	alloc_record *rec = record_of(p);
 	if ((rec->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
-		release_slow(p, public_op(Op));
+		release_slow(p, Op);
 	else if (unlikely(__atomic_load_n(&g_tail_records, __ATOMIC_RELAXED)))
 		release_maybe_tail(p);
 	else	/* made while counting was off, or by a sanitizer */
@@ -387,7 +400,7 @@ void release_slow(void *p, int op) noexcept
 	if (unlikely(meta & (RECORD_F_CALLBACKS | RECORD_F_MOVED | RECORD_F_SAMPLED))) {
 		if ((meta & RECORD_F_MOVED) ||
 		    ((meta & RECORD_F_CALLBACKS) && callbacks::chain_wanted())) {
-			callbacks::release(p, op);
+			callbacks::release(p, public_op(op));
 			return;
 		}
 		if (meta & RECORD_F_SAMPLED)	/* its profiler's on_free, then freed */
@@ -402,7 +415,9 @@ void release_slow(void *p, int op) noexcept
 	 * the record, which glibc leaves in place when it merges the chunk with a free
 	 * neighbour (or, aligned, keeps in the padding), for a live one. */
 	rec->meta = 0;
-	if (meta & RECORD_F_FOREIGN)
+	if (meta & RECORD_F_CXX)	/* the sanitizer sees the program's call */
+		backend::free_foreign_as(base, op);
+	else if (meta & RECORD_F_FOREIGN)
 		backend::foreign.free(base);
 	else
 		backend::free(base);

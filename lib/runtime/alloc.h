@@ -203,6 +203,10 @@ static inline __attribute__((always_inline)) void *allocate_foreign_inline(uint3
 	return finish(rec, slot, size, RECORD_MAGIC | flags);
 }
 void *allocate_foreign(uint32_t slot, size_t size, bool zero, uint32_t flags) HIDDEN;
+/* operator new (array false) or new[] of size bytes over a sanitizer, by its own
+ * (backend::g_new_kinds): the block's record says so (RECORD_F_CXX). Null when it has
+ * no memory, for the caller's new handler. */
+void *allocate_foreign_new(uint32_t slot, size_t size, bool array, uint32_t flags) HIDDEN;
 
 /* allocate() for the out-of-line paths, whose plan may say that another allocator is
  * underneath (RECORD_F_FOREIGN); the fast path calls allocate() itself, untouched. */
@@ -283,7 +287,8 @@ void release_other(void *p, bool exported = false) noexcept HIDDEN;
 void release_other_delete(void *p) noexcept HIDDEN;
 void release_other_delete_array(void *p) noexcept HIDDEN;
 /* free() of a block whose record is not plain: aligned, uncounted, debug, made while
- * user callbacks were registered (callbacks.h). */
+ * user callbacks were registered (callbacks.h), made by a sanitizer's operator new; op
+ * is the program's call (OP_DELETE_ARRAY for delete[]). */
 void release_slow(void *p, int op = ALLOCINFO_OP_FREE) noexcept HIDDEN;
 /* free() of p, with a plain record, by a thread without a shard of its own. */
 void release_unowned(void *p) noexcept HIDDEN;

@@ -21,6 +21,9 @@ namespace backend {
 table foreign;
 void (*foreign_delete)(void *) noexcept;
 void (*foreign_delete_array)(void *) noexcept;
+void *(*foreign_new)(size_t, const std::nothrow_t &) noexcept;
+void *(*foreign_new_array)(size_t, const std::nothrow_t &) noexcept;
+bool g_new_kinds;
 uint32_t g_foreign_flag;
 bool g_fast_path = true;
 underneath g_underneath = underneath::glibc;
@@ -173,6 +176,10 @@ bool fill_foreign(struct link_map *map)
 	foreign_delete = reinterpret_cast<void (*)(void *) noexcept>(own_symbol(map, "_ZdlPv"));
 	foreign_delete_array =
 		reinterpret_cast<void (*)(void *) noexcept>(own_symbol(map, "_ZdaPv"));
+	using new_fn = void *(*)(size_t, const std::nothrow_t &) noexcept;
+	foreign_new = reinterpret_cast<new_fn>(own_symbol(map, "_ZnwmRKSt9nothrow_t"));
+	foreign_new_array = reinterpret_cast<new_fn>(own_symbol(map, "_ZnamRKSt9nothrow_t"));
+	g_new_kinds = foreign_new && foreign_new_array && foreign_delete && foreign_delete_array;
 	if (!foreign_delete)
 		foreign_delete = t.free;
 	if (!foreign_delete_array)
@@ -270,6 +277,7 @@ void init(bool never)
 	if (!chosen || !fill_foreign(chosen))
 		return;
 	g_sanitizer = defined_symbol(chosen, SANITIZER_SYMBOL);
+	g_new_kinds = g_new_kinds && g_sanitizer;
 	/* ThreadSanitizer records where blocks were made from its own shadow stack,
 	 * not by frame pointers */
 	if (g_sanitizer && !defined_symbol(chosen, "__tsan_init"))
@@ -292,8 +300,10 @@ void init(bool never)
 	/* Without records the library's own blocks, the allocator's malloc()'s, reach
 	 * the library's delete as they are, and cannot be told from those its operator
 	 * new made: all go to free(), which the library's own need. */
-	if (never)
+	if (never) {
 		foreign_delete = foreign_delete_array = foreign.free;
+		g_new_kinds = false;
+	}
 	if (kind == underneath::next)
 		route_allocator_makes(chosen, self);
 	if (kind == underneath::first && !never) {

@@ -134,6 +134,9 @@ constexpr uint32_t RECORD_F_MOVED = 0x10u;	/* not a record: the mark below a poi
 						 * post callback moved into the block; size is
 						 * the distance back to the block (callbacks.h) */
 constexpr uint32_t RECORD_F_FOREIGN = 0x20u;	/* the block is another allocator's (backend.h) */
+constexpr uint32_t RECORD_F_CXX = 0x40u;	/* made by that allocator's operator new or
+						 * new[]: freed by its function of the kind
+						 * the program's call was (backend::g_new_kinds) */
 
 /* operator delete[] inside the library; callbacks see ALLOCINFO_OP_DELETE
  * (public_op()). The allocator underneath may tell its new[] blocks from new's

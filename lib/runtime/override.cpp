@@ -591,8 +591,20 @@ KEEPS_FRAME
 	return likely(p != nullptr) ? p : new_failed(n, align, ra, nothrow);
 }
 
+/* new (Array false) or new[] over a sanitizer with new kinds (backend::g_new_kinds):
+ * a counted block comes from its own; null when there is no memory. */
+template <bool Array>
+KEEPS_FRAME [[gnu::noinline]] void *new_of_kind(size_t n, uintptr_t ra)
+{
+	slow_plan plan = slow_mode();
+	if (plan.mode == how::counted && (plan.flags & RECORD_F_FOREIGN))
+		return allocate_foreign_new(slot_for_caller(ra), n, Array, plan.flags);
+	return malloc_off<false>(n, ra);
+}
+
 /* Another allocator first is tested before callbacks: its path is closed while
  * any are registered (foreign_path.h). */
+template <bool Array>
 KEEPS_FRAME
 [[gnu::noinline]] void *new_off(size_t n, uintptr_t ra)
 {
@@ -600,15 +612,17 @@ KEEPS_FRAME
 		return foreign_new(n, ra);
 	if (unlikely(callbacks::wanted()))
 		return new_with_callbacks(n, 0, ra, false);
-	void *p = malloc_off<false>(n, ra);
+	void *p = unlikely(backend::g_new_kinds) ? new_of_kind<Array>(n, ra)
+						 : malloc_off<false>(n, ra);
 	return likely(p != nullptr) ? p : new_failed(n, 0, ra, false);
 }
 
+template <bool Array = false>
 inline void *do_new(size_t n, uintptr_t ra)
 {
 	if (likely(fast_go()))
 		return new_fast(n, ra);
-	return new_off(n, ra);
+	return new_off<Array>(n, ra);
 }
 
 inline void *do_new_aligned(size_t n, std::align_val_t a, uintptr_t ra)
@@ -619,6 +633,7 @@ inline void *do_new_aligned(size_t n, std::align_val_t a, uintptr_t ra)
 	return likely(p != nullptr) ? p : new_failed(n, (size_t)a, ra, false);
 }
 
+template <bool Array = false>
 inline void *do_new_nothrow(size_t n, size_t align, uintptr_t ra) noexcept
 {
 	if (unlikely(callbacks::wanted())) {
@@ -628,7 +643,9 @@ inline void *do_new_nothrow(size_t n, size_t align, uintptr_t ra) noexcept
 			return nullptr;
 		}
 	}
-	void *p = align ? caller_memalign(align, n, ra) : do_malloc(n, ra);
+	void *p = align ? caller_memalign(align, n, ra)
+		: unlikely(backend::g_new_kinds) ? new_of_kind<Array>(n, ra)
+		: do_malloc(n, ra);
 	if (likely(p != nullptr))
 		return p;
 	try {
@@ -694,7 +711,7 @@ inline void do_sized_delete_array(void *p, size_t n) { do_sized_delete<OP_DELETE
 } /* namespace */
 
 EXPORT void *operator new(size_t n) { return do_new(n, RA()); }
-EXPORT void *operator new[](size_t n) { return do_new(n, RA()); }
+EXPORT void *operator new[](size_t n) { return do_new<true>(n, RA()); }
 KEEPS_FRAME
 EXPORT void *operator new(size_t n, const std::nothrow_t &) noexcept
 {
@@ -703,7 +720,7 @@ EXPORT void *operator new(size_t n, const std::nothrow_t &) noexcept
 KEEPS_FRAME
 EXPORT void *operator new[](size_t n, const std::nothrow_t &) noexcept
 {
-	return do_new_nothrow(n, 0, RA());
+	return do_new_nothrow<true>(n, 0, RA());
 }
 KEEPS_FRAME
 EXPORT void *operator new(size_t n, std::align_val_t a) { return do_new_aligned(n, a, RA()); }
@@ -826,6 +843,13 @@ template <bool Heap> void *routed_new(size_t n)
 	return do_new(n, RA());
 }
 
+template <bool Heap> void *routed_new_array(size_t n)
+{
+	if (likely(foreign_go()))
+		return foreign_new<Heap>(n, RA());
+	return do_new<true>(n, RA());
+}
+
 /* The exported functions, for the routed frees below: out of line, so that those
  * need no stack frame. */
 [[gnu::noinline]] void free_other(void *p) noexcept { do_free(p); }
@@ -885,7 +909,7 @@ const routed_fn routed_fns[] = {
 	ROUTED("allocinfo_calloc", routed_site_calloc),
 	ROUTED("allocinfo_realloc", routed_site_realloc),
 	ROUTED("_Znwm", routed_new),
-	ROUTED("_Znam", routed_new),
+	ROUTED("_Znam", routed_new_array),
 	ROUTED("_ZdlPv", routed_delete),
 	ROUTED("_ZdaPv", routed_delete_array),
 	ROUTED("_ZdlPvm", routed_sized_delete),

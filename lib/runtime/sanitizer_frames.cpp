@@ -13,6 +13,10 @@ namespace sanitizer_frames {
 namespace {
 
 backend::table g_real;
+void *(*g_real_new)(size_t, const std::nothrow_t &) noexcept;
+void *(*g_real_new_array)(size_t, const std::nothrow_t &) noexcept;
+void (*g_real_delete)(void *) noexcept;
+void (*g_real_delete_array)(void *) noexcept;
 uintptr_t g_self_lo, g_self_hi;	/* the library's mapping */
 
 /* Records of the library's own walked before giving up: its deepest path from an
@@ -115,6 +119,40 @@ KEEPS_FRAME [[gnu::noinline]] void *sanitized_memalign(size_t align, size_t n) n
 	return g_real.memalign(align, n);
 }
 
+KEEPS_FRAME [[gnu::noinline]] void *sanitized_new(size_t n, const std::nothrow_t &tag) noexcept
+{
+	chain_end end(OWN_RECORD());
+	return g_real_new(n, tag);
+}
+
+KEEPS_FRAME [[gnu::noinline]] void *sanitized_new_array(size_t n,
+							const std::nothrow_t &tag) noexcept
+{
+	chain_end end(OWN_RECORD());
+	return g_real_new_array(n, tag);
+}
+
+KEEPS_FRAME [[gnu::noinline]] void sanitized_delete(void *p) noexcept
+{
+	chain_end end(OWN_RECORD());
+	g_real_delete(p);
+}
+
+KEEPS_FRAME [[gnu::noinline]] void sanitized_delete_array(void *p) noexcept
+{
+	chain_end end(OWN_RECORD());
+	g_real_delete_array(p);
+}
+
+/* *fn, when there is one, through wrapper, which calls it as *real. */
+template <typename Fn> void wrap_one(Fn &fn, Fn &real, Fn wrapper)
+{
+	if (fn) {
+		real = fn;
+		fn = wrapper;
+	}
+}
+
 } /* namespace */
 
 void wrap(backend::table &t)
@@ -134,6 +172,10 @@ void wrap(backend::table &t)
 	t.realloc = sanitized_realloc;
 	t.free = sanitized_free;
 	t.memalign = sanitized_memalign;
+	wrap_one(backend::foreign_new, g_real_new, sanitized_new);
+	wrap_one(backend::foreign_new_array, g_real_new_array, sanitized_new_array);
+	wrap_one(backend::foreign_delete, g_real_delete, sanitized_delete);
+	wrap_one(backend::foreign_delete_array, g_real_delete_array, sanitized_delete_array);
 #else
 	(void)t;
 #endif

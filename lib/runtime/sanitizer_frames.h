@@ -21,9 +21,10 @@
 namespace allocinfo {
 namespace sanitizer_frames {
 
-/* Puts the wrappers in front of t's functions that allocate or free (from start-up,
- * before anything is allocated). Nothing is wrapped when the library is linked into
- * the executable, where its frames cannot be told from the program's. */
+/* Puts the wrappers in front of t's functions that allocate or free, and of the
+ * allocator's operator new and delete (backend.h), from start-up, before anything is
+ * allocated. Nothing is wrapped when the library is linked into the executable, where
+ * its frames cannot be told from the program's. */
 void wrap(backend::table &t) HIDDEN;
 
 } /* namespace sanitizer_frames */

@@ -161,6 +161,7 @@ TESTS += tests/integration/sanitizers.sh
 EXTRA_DIST += tests/integration/sanitizers.sh tests/integration/sanitized.c \
 	tests/integration/sanitized_leaks.c tests/integration/sanitized_leaks.cpp \
 	tests/integration/sanitized_bugs.c tests/integration/sanitized_rbp.c \
+	tests/integration/sanitized_mismatch.cpp \
 	tests/integration/checkers_lib.sh
 # The same under Valgrind: memcheck's findings those of the plain build, callgrind's
 # run counted.

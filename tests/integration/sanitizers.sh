@@ -14,7 +14,10 @@
 #   that end at its line (not one for every block, kept by the sanitizer for good);
 # - AddressSanitizer still finds a write one past a block's end, a write after free
 #   and a double free (as a double free), naming the line that made the block, and
-#   ThreadSanitizer a race on a block.
+#   ThreadSanitizer a race on a block;
+# - AddressSanitizer's alloc-dealloc-mismatch check sees a C++ program's new[] freed
+#   by delete, new by free and new by delete[], and every form given back as it came
+#   runs clean.
 set -u
 # The sanitizers here are the program's; a sanitizer build of the library is not.
 [ "${ALLOCINFO_SANITIZER:-no}" = no ] || { echo "skip: the library is built for a sanitizer"; exit 77; }
@@ -188,6 +191,45 @@ if sanitizer_runs gcc address ""; then
 	bug address double-free "ERROR: AddressSanitizer: attempting double-free"
 fi
 sanitizer_runs gcc thread "" && bug thread race "WARNING: ThreadSanitizer: data race" no
+
+# mismatch WHAT REPORT: AddressSanitizer reports REPORT for a C++ block given back by
+# the wrong function (sanitized_mismatch.cpp), naming both lines marked WHAT; without
+# WHAT, every form given back as it came runs clean.
+mismatch() {
+	name=mismatch
+	[ -x "$tmp/$name" ] || build "$cxx_wrap" $name -O0 -fsanitize=address "$src/sanitized_mismatch.cpp" || return
+	ran=$((ran + 1))
+	timeout 120 "$tmp/$name" ${1:-} >"$tmp/mismatch.log" 2>&1
+	rc=$?
+	if [ -z "${1:-}" ]; then
+		if [ $rc -eq 0 ] && [ "$(cat "$tmp/mismatch.log")" = done ]; then
+			pass "$name: every form given back as it came, clean"
+		else
+			fail "$name (exit $rc): not clean"; sed -n 1,40p "$tmp/mismatch.log"
+		fi
+		return
+	fi
+	ok=yes
+	[ $rc -ne 0 ] || ok=no
+	grep -q "$2" "$tmp/mismatch.log" || ok=no
+	lines=$(marked sanitized_mismatch.cpp "$1")
+	[ -n "$lines" ] || ok=no
+	for line in $lines; do
+		grep -q "sanitized_mismatch.cpp:$line\b" "$tmp/mismatch.log" || ok=no
+	done
+	if [ $ok = yes ]; then
+		pass "$name $1: $2, at lines" $lines
+	else
+		fail "$name $1 (exit $rc): no '$2' naming lines" $lines
+		sed -n 1,40p "$tmp/mismatch.log"
+	fi
+}
+if sanitizer_runs gcc address ""; then
+	mismatch
+	mismatch array "alloc-dealloc-mismatch (operator new \[\] vs operator delete)"
+	mismatch new-free "alloc-dealloc-mismatch (operator new vs free)"
+	mismatch new-array-delete "alloc-dealloc-mismatch (operator new vs operator delete \[\])"
+fi
 
 echo "$ran runs, $failed failed"
 [ $ran -gt 0 ] || exit 77
