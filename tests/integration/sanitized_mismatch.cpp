@@ -39,7 +39,9 @@ int main(int argc, char **argv)
 		delete new wide;
 		delete[] new wide[3];
 		free(malloc(10));
+#ifdef __cpp_sized_deallocation
 		::operator delete(::operator new(24), 24);
+#endif
 	}
 	std::puts("done");
 	return 0;
