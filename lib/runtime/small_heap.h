@@ -19,7 +19,8 @@
  * once on malloc_trim(). So memory freed in one class serves every class. Blocks
  * larger than MAX are glibc's, and memory freed there serves only glibc: each time
  * the heap has faulted in another MiB of spans, glibc gives back the free pages it
- * holds (its malloc_trim), so that the two heaps' peaks do not add up.
+ * holds (its malloc_trim), and each time 256 KiB of large blocks were freed, those
+ * below its top, so that the two heaps' peaks do not add up.
  *
  * The heap is one range of address space that grows upwards in steps of GROW, up to
  * MAX_SPANS spans; below its first span lie the span table and the one-byte class of
@@ -220,8 +221,9 @@ void fork_child() HIDDEN;
  * system. True if memory was given back. */
 bool trim() HIDDEN;
 
-/* A block of size bytes (at least g_fast.large_free) is about to be freed by the
- * allocator underneath: once enough is, that allocator trims (small_heap.cpp). */
+/* A block of size bytes (at least g_fast.large_free), not mapped on its own, is about
+ * to be freed by the allocator underneath: once enough is, that allocator gives back
+ * the free pages below its top (small_heap.cpp). */
 void freed_underneath(size_t size) noexcept HIDDEN;
 
 /* What mallinfo2() adds for the heap. */
