@@ -117,8 +117,11 @@ void *allocate_foreign_new(uint32_t slot, size_t size, bool array, uint32_t flag
 	size_t total = size ? size + sizeof(alloc_record) : sizeof(alloc_record) + 1;
 	if (total < size)
 		return nullptr;
-	auto *rec = static_cast<alloc_record *>(array ? backend::foreign_new_array(total, std::nothrow)
-						      : backend::foreign_new(total, std::nothrow));
+	/* An object of our own: std::nothrow is libstdc++'s, which the library does not
+	 * link (process_lean.sh). */
+	const std::nothrow_t nothrow{};
+	auto *rec = static_cast<alloc_record *>(array ? backend::foreign_new_array(total, nothrow)
+						      : backend::foreign_new(total, nothrow));
 	if (unlikely(!rec))
 		return nullptr;
 	return finish(rec, slot, size, RECORD_MAGIC | flags | RECORD_F_CXX);
