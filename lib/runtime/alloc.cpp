@@ -418,7 +418,7 @@ void release_slow(void *p, int op) noexcept
 	 * the record, which glibc leaves in place when it merges the chunk with a free
 	 * neighbour (or, aligned, keeps in the padding), for a live one. */
 	rec->meta = 0;
-	if (meta & RECORD_F_CXX)	/* the sanitizer sees the program's call */
+	if (meta & (RECORD_F_CXX | RECORD_F_MALLOC))	/* the sanitizer sees the program's call */
 		backend::free_foreign_as(base, op);
 	else if (meta & RECORD_F_FOREIGN)
 		backend::foreign.free(base);

@@ -65,9 +65,10 @@ extern void (*foreign_delete_array)(void *) noexcept HIDDEN;
 extern void *(*foreign_new)(size_t, const std::nothrow_t &) noexcept HIDDEN;
 extern void *(*foreign_new_array)(size_t, const std::nothrow_t &) noexcept HIDDEN;
 /* Over a sanitizer that has them all: the program's new and new[] make their blocks
- * (with the record in front) by the sanitizer's own, and a delete, delete[] or free
- * gives such a block back by the sanitizer's function of that kind (RECORD_F_CXX), so
- * that AddressSanitizer's alloc-dealloc-mismatch check sees the program's calls. */
+ * (with the record in front) by the sanitizer's own (RECORD_F_CXX), its malloc and
+ * calloc mark theirs (RECORD_F_MALLOC), and a delete, delete[] or free gives such a
+ * block back by the sanitizer's function of that kind, so that AddressSanitizer's
+ * alloc-dealloc-mismatch check sees the program's calls. */
 extern bool g_new_kinds HIDDEN;
 /* RECORD_F_FOREIGN with another allocator underneath, else 0: the out-of-line paths
  * add it to every record they write. */

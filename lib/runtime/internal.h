@@ -137,6 +137,8 @@ constexpr uint32_t RECORD_F_FOREIGN = 0x20u;	/* the block is another allocator's
 constexpr uint32_t RECORD_F_CXX = 0x40u;	/* made by that allocator's operator new or
 						 * new[]: freed by its function of the kind
 						 * the program's call was (backend::g_new_kinds) */
+constexpr uint32_t RECORD_F_MALLOC = 0x80u;	/* likewise, made by its malloc or calloc
+						 * for the program's own call of them */
 
 /* operator delete[] inside the library; callbacks see ALLOCINFO_OP_DELETE
  * (public_op()). The allocator underneath may tell its new[] blocks from new's

@@ -50,12 +50,23 @@ template <bool Zero>
 	return allocate(slot_for_caller(ra), n, Zero);
 }
 
+/* The plan of a malloc or calloc the program called: over a sanitizer with new kinds,
+ * its block is marked so (RECORD_F_MALLOC), and a delete of it is the sanitizer's to
+ * judge. */
+inline slow_plan malloc_plan()
+{
+	slow_plan plan = slow_mode();
+	if (unlikely(backend::g_new_kinds) && (plan.flags & RECORD_F_FOREIGN))
+		plan.flags |= RECORD_F_MALLOC;
+	return plan;
+}
+
 [[gnu::noinline]] void *malloc_slow(size_t n, bool zero, uintptr_t ra)
 {
 	if (unlikely(callbacks::wanted()))
 		return callbacks::allocate(zero ? ALLOCINFO_OP_CALLOC : ALLOCINFO_OP_MALLOC,
 					   { nullptr, ra }, n, 0, 0, zero);
-	slow_plan plan = slow_mode();
+	slow_plan plan = malloc_plan();
 	if (plan.mode == how::counted)
 		return allocate_flagged(slot_for_caller(ra), n, zero, plan.flags);
 	return allocate_planned(plan, n, zero);
@@ -75,7 +86,7 @@ template <bool Zero>
 	if (unlikely(callbacks::wanted()))
 		return callbacks::allocate(zero ? ALLOCINFO_OP_CALLOC : ALLOCINFO_OP_MALLOC,
 					   { t, RA() }, n, 0, 0, zero);
-	slow_plan plan = slow_mode();
+	slow_plan plan = malloc_plan();
 	if (plan.mode == how::counted)
 		return allocate_flagged(slot_for_site(t), n, zero, plan.flags);
 	return allocate_planned(plan, n, zero);
@@ -592,14 +603,15 @@ KEEPS_FRAME
 }
 
 /* new (Array false) or new[] over a sanitizer with new kinds (backend::g_new_kinds):
- * a counted block comes from its own; null when there is no memory. */
+ * the block, counted or not, comes from its own; null when there is no memory. */
 template <bool Array>
 KEEPS_FRAME [[gnu::noinline]] void *new_of_kind(size_t n, uintptr_t ra)
 {
 	slow_plan plan = slow_mode();
-	if (plan.mode == how::counted && (plan.flags & RECORD_F_FOREIGN))
-		return allocate_foreign_new(slot_for_caller(ra), n, Array, plan.flags);
-	return malloc_off<false>(n, ra);
+	if (!(plan.flags & RECORD_F_FOREIGN))	/* never: the sanitizer's own, plain */
+		return allocate_planned(plan, n, false);
+	uint32_t slot = plan.mode == how::counted ? slot_for_caller(ra) : ALLOCINFO_TAG_DISCARD;
+	return allocate_foreign_new(slot, n, Array, plan.flags);
 }
 
 /* Another allocator first is tested before callbacks: its path is closed while

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 //
 // A C++ program's blocks given back by the wrong function, for AddressSanitizer's
-// alloc-dealloc-mismatch check (sanitizers.sh): new[] by delete, new by free, new by
-// delete[]. Each report must name both lines marked with the mode's name. Without a
-// mode every block goes back as it came, in each form (nothrow, aligned, sized), and
-// the program runs clean.
+// alloc-dealloc-mismatch check (sanitizers.sh): new[] by delete, new by free, malloc
+// by delete, new by delete[]. Each report must name both lines marked with the mode's
+// name. Without a mode every block goes back as it came, in each form (nothrow,
+// aligned, sized, and the malloc family's), and the program runs clean.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +28,9 @@ int main(int argc, char **argv)
 	} else if (!strcmp(what, "new-free")) {
 		int *p = new int;			// new-free
 		free(p);				// new-free
+	} else if (!strcmp(what, "malloc-delete")) {
+		int *p = static_cast<int *>(malloc(sizeof(int)));	// malloc-delete
+		delete p;				// malloc-delete
 	} else if (!strcmp(what, "new-array-delete")) {
 		int *p = new int;			// new-array-delete
 		delete[] p;				// new-array-delete
@@ -39,6 +42,9 @@ int main(int argc, char **argv)
 		delete new wide;
 		delete[] new wide[3];
 		free(malloc(10));
+		free(calloc(2, 8));
+		free(realloc(malloc(8), 64));
+		free(strdup("x"));
 #ifdef __cpp_sized_deallocation
 		::operator delete(::operator new(24), 24);
 #endif

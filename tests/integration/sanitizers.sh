@@ -16,8 +16,8 @@
 #   and a double free (as a double free), naming the line that made the block, and
 #   ThreadSanitizer a race on a block;
 # - AddressSanitizer's alloc-dealloc-mismatch check sees a C++ program's new[] freed
-#   by delete, new by free and new by delete[], and every form given back as it came
-#   runs clean.
+#   by delete, new by free, malloc by delete and new by delete[], and every form given
+#   back as it came runs clean.
 set -u
 # The sanitizers here are the program's; a sanitizer build of the library is not.
 [ "${ALLOCINFO_SANITIZER:-no}" = no ] || { echo "skip: the library is built for a sanitizer"; exit 77; }
@@ -228,6 +228,7 @@ if sanitizer_runs gcc address ""; then
 	mismatch
 	mismatch array "alloc-dealloc-mismatch (operator new \[\] vs operator delete)"
 	mismatch new-free "alloc-dealloc-mismatch (operator new vs free)"
+	mismatch malloc-delete "alloc-dealloc-mismatch (malloc vs operator delete)"
 	mismatch new-array-delete "alloc-dealloc-mismatch (operator new vs operator delete \[\])"
 fi
 
