@@ -158,6 +158,27 @@ for san in address leak; do
 	sanitizer_runs gcc $san "" && rbp_frames $san
 done
 
+# reported NAME SOURCE WHAT REPORT RC [MADE]: the run of NAME (its output in
+# $tmp/NAME.log) exited RC, not 0, with REPORT, naming every line of SOURCE marked WHAT,
+# and line MADE when given.
+reported() {
+	name=$1 source=$2 what=$3 report=$4 rc=$5 made=${6:-}
+	ok=yes
+	[ $rc -ne 0 ] || ok=no
+	grep -q "$report" "$tmp/$name.log" || ok=no
+	lines=$(marked "$source" "$what")
+	[ -n "$lines" ] || ok=no
+	for line in $lines $made; do
+		grep -q "$source:$line\b" "$tmp/$name.log" || ok=no
+	done
+	if [ $ok = yes ]; then
+		pass "$name $what: $report, at lines" $lines $made
+	else
+		fail "$name $what (exit $rc): no '$report' naming lines" $lines $made
+		sed -n 1,40p "$tmp/$name.log"
+	fi
+}
+
 # bug SAN WHAT REPORT [MADE]: the sanitizer reports REPORT, with every line marked
 # WHAT, and with the line that made the block unless MADE is "no". ThreadSanitizer's
 # allocation stacks come from its own record of the instrumented functions' calls, in
@@ -166,24 +187,11 @@ bug() {
 	name=bugs-$1
 	[ -x "$tmp/$name" ] || build "$cc_wrap" $name -O0 -fsanitize=$1 "$src/sanitized_bugs.c" -lpthread || return
 	ran=$((ran + 1))
-	timeout 120 "$tmp/$name" $2 >"$tmp/bug.log" 2>&1
+	timeout 120 "$tmp/$name" $2 >"$tmp/$name.log" 2>&1
 	rc=$?
-	made=$(marked sanitized_bugs.c made)
-	ok=yes
-	[ $rc -ne 0 ] || ok=no
-	grep -q "$3" "$tmp/bug.log" || ok=no
-	[ "${4:-}" = no ] || grep -q "sanitized_bugs.c:$made\b" "$tmp/bug.log" || ok=no
-	lines=$(marked sanitized_bugs.c "$2")
-	[ -n "$lines" ] || ok=no
-	for line in $lines; do
-		grep -q "sanitized_bugs.c:$line\b" "$tmp/bug.log" || ok=no
-	done
-	if [ $ok = yes ]; then
-		pass "$name $2: $3, at lines" $lines
-	else
-		fail "$name $2 (exit $rc): no '$3' naming lines" $lines "and $made"
-		sed -n 1,40p "$tmp/bug.log"
-	fi
+	made=
+	[ "${4:-}" = no ] || made=$(marked sanitized_bugs.c made)
+	reported $name sanitized_bugs.c "$2" "$3" $rc $made
 }
 if sanitizer_runs gcc address ""; then
 	bug address overflow "ERROR: AddressSanitizer: heap-buffer-overflow"
@@ -199,29 +207,15 @@ mismatch() {
 	name=mismatch
 	[ -x "$tmp/$name" ] || build "$cxx_wrap" $name -O0 -fsanitize=address "$src/sanitized_mismatch.cpp" || return
 	ran=$((ran + 1))
-	timeout 120 "$tmp/$name" ${1:-} >"$tmp/mismatch.log" 2>&1
+	timeout 120 "$tmp/$name" ${1:-} >"$tmp/$name.log" 2>&1
 	rc=$?
-	if [ -z "${1:-}" ]; then
-		if [ $rc -eq 0 ] && [ "$(cat "$tmp/mismatch.log")" = done ]; then
-			pass "$name: every form given back as it came, clean"
-		else
-			fail "$name (exit $rc): not clean"; sed -n 1,40p "$tmp/mismatch.log"
-		fi
-		return
-	fi
-	ok=yes
-	[ $rc -ne 0 ] || ok=no
-	grep -q "$2" "$tmp/mismatch.log" || ok=no
-	lines=$(marked sanitized_mismatch.cpp "$1")
-	[ -n "$lines" ] || ok=no
-	for line in $lines; do
-		grep -q "sanitized_mismatch.cpp:$line\b" "$tmp/mismatch.log" || ok=no
-	done
-	if [ $ok = yes ]; then
-		pass "$name $1: $2, at lines" $lines
+	if [ -n "${1:-}" ]; then
+		reported $name sanitized_mismatch.cpp "$1" "$2" $rc
+	elif [ $rc -eq 0 ] && [ "$(cat "$tmp/$name.log")" = done ]; then
+		pass "$name: every form given back as it came, clean"
 	else
-		fail "$name $1 (exit $rc): no '$2' naming lines" $lines
-		sed -n 1,40p "$tmp/mismatch.log"
+		fail "$name (exit $rc): not clean"
+		sed -n 1,40p "$tmp/$name.log"
 	fi
 }
 if sanitizer_runs gcc address ""; then
