@@ -274,20 +274,30 @@ int page_protection(uintptr_t addr)
 	return found;
 }
 
+/* The pages of an object's RELRO segment, as the loader protects them: [start, end),
+ * empty when it has none. */
+void relro_pages(uintptr_t base, const ElfW(Phdr) *phdr, size_t phnum, uintptr_t *start,
+		 uintptr_t *end)
+{
+	*start = *end = 0;
+	for (size_t i = 0; phdr && i < phnum; i++)
+		if (phdr[i].p_type == PT_GNU_RELRO) {
+			*start = page_down(base + phdr[i].p_vaddr);
+			*end = page_down(base + phdr[i].p_vaddr + phdr[i].p_memsz);
+		}
+}
+
 int route_object(struct dl_phdr_info *info, size_t, void *arg)
 {
 	auto *job = static_cast<route_job *>(arg);
 	uintptr_t base = info->dlpi_addr;
 	const ElfW(Dyn) *dynamic = nullptr;
-	uintptr_t relro_start = 0, relro_end = 0;
+	uintptr_t relro_start, relro_end;
+	relro_pages(base, info->dlpi_phdr, info->dlpi_phnum, &relro_start, &relro_end);
 	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type == PT_DYNAMIC)
 			dynamic = reinterpret_cast<const ElfW(Dyn) *>(base + ph->p_vaddr);
-		else if (ph->p_type == PT_GNU_RELRO) {
-			relro_start = page_down(base + ph->p_vaddr);
-			relro_end = page_down(base + ph->p_vaddr + ph->p_memsz);
-		}
 	}
 	if (job->later) {
 		if (job->stopped)
@@ -341,12 +351,15 @@ int route_object(struct dl_phdr_info *info, size_t, void *arg)
 
 #endif /* !ALLOCINFO_NO_ROUTING */
 
-/* An object's dynamic symbol and string tables and its GNU hash table. */
+/* An object's dynamic symbol and string tables, its hash tables, and its RELA
+ * relocations. */
 struct dynamic_tables {
 	const ElfW(Sym) *symtab = nullptr;
 	const char *strtab = nullptr;
 	const uint32_t *gnu_hash = nullptr;
 	const uint32_t *sysv_hash = nullptr;
+	const ElfW(Rela) *rela = nullptr;
+	size_t rela_size = 0;
 };
 
 dynamic_tables tables_of(const struct link_map *map)
@@ -360,6 +373,8 @@ dynamic_tables tables_of(const struct link_map *map)
 		case DT_STRTAB: t.strtab = (const char *)v; break;
 		case DT_GNU_HASH: t.gnu_hash = (const uint32_t *)v; break;
 		case DT_HASH: t.sysv_hash = (const uint32_t *)v; break;
+		case DT_RELA: t.rela = (const ElfW(Rela) *)v; break;
+		case DT_RELASZ: t.rela_size = d->d_un.d_val; break;
 		}
 	}
 	return t;
@@ -419,17 +434,10 @@ void find_copies()
 	if (!exe || g_nr_copied)
 		return;
 	dynamic_tables t = tables_of(exe);
-	const ElfW(Rela) *rela = nullptr;
-	size_t size = 0;
-	for (const ElfW(Dyn) *d = exe->l_ld; d && d->d_tag != DT_NULL; d++) {
-		if (d->d_tag == DT_RELA)
-			rela = (const ElfW(Rela) *)dyn_address(d->d_un.d_ptr, exe->l_addr);
-		else if (d->d_tag == DT_RELASZ)
-			size = d->d_un.d_val;
-	}
+	const ElfW(Rela) *rela = t.rela;
 	if (!rela || !t.symtab || !t.strtab)
 		return;
-	for (size_t i = 0; i < size / sizeof(*rela) && g_nr_copied < MAX_COPIED; i++) {
+	for (size_t i = 0; i < t.rela_size / sizeof(*rela) && g_nr_copied < MAX_COPIED; i++) {
 		if (ELF64_R_TYPE(rela[i].r_info) != REL_COPY)
 			continue;
 		const ElfW(Sym) *sym = &t.symtab[ELF64_R_SYM(rela[i].r_info)];
@@ -445,13 +453,8 @@ void find_copies()
 			break;
 		}
 	}
-	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
-	size_t phnum = getauxval(AT_PHNUM);
-	for (size_t i = 0; ph && i < phnum; i++)
-		if (ph[i].p_type == PT_GNU_RELRO) {
-			g_copies_relro_start = page_down(exe->l_addr + ph[i].p_vaddr);
-			g_copies_relro_end = page_down(exe->l_addr + ph[i].p_vaddr + ph[i].p_memsz);
-		}
+	relro_pages(exe->l_addr, (const ElfW(Phdr) *)getauxval(AT_PHDR), getauxval(AT_PHNUM),
+		    &g_copies_relro_start, &g_copies_relro_end);
 }
 #endif
 
