@@ -76,10 +76,11 @@ void release_unowned(void *p) noexcept
 
 void release_large(alloc_record *rec, size_t size) noexcept
 {
-	/* A block glibc mapped on its own (its chunk's IS_MMAPPED bit) goes back to the
-	 * system as it is freed: it leaves no hole. */
-	const size_t *chunk_size = reinterpret_cast<const size_t *>(rec) - 1;
-	if (backend::g_underneath != backend::underneath::glibc || !(*chunk_size & 2))
+	/* A block glibc mapped on its own goes back to the system as it is freed: it
+	 * leaves no hole. */
+	const uint64_t *chunk_size = reinterpret_cast<const uint64_t *>(rec) - 1;
+	if (backend::g_underneath != backend::underneath::glibc ||
+	    !(*chunk_size & block_find::CHUNK_IS_MMAPPED))
 		small::freed_underneath(size);
 	backend::free(rec);
 }

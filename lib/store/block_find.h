@@ -43,6 +43,8 @@ constexpr uint32_t SMALL_FREED = 0;	/* a free slot's trailer's first 4 bytes */
 constexpr uintptr_t PAGE = 4096, SCAN_FINE = 1u << 20, SCAN_PAGES = 256u << 20;
 constexpr uintptr_t TAIL_ALIGN = 64;
 constexpr unsigned TAIL_CHECK_SHIFT = 48;
+/* glibc's chunk size word, just below the pointer it hands out: its low bits. */
+constexpr uint64_t CHUNK_PREV_INUSE = 1, CHUNK_IS_MMAPPED = 2, CHUNK_FLAGS = 7;
 
 struct record {
 	uint64_t size;
@@ -115,10 +117,11 @@ bool record_at(Read &read, const process_layout &l, uintptr_t rec, block &b)
 		uint64_t word, next;
 		if (shift >= 48 || !read(gp - 8, &word, sizeof(word)))
 			return false;
-		uint64_t csize = word & ~(uint64_t)7, overhead = (word & 2) ? 16 : 8;
+		uint64_t csize = word & ~CHUNK_FLAGS, overhead = (word & CHUNK_IS_MMAPPED) ? 16 : 8;
 		if (csize < overhead || csize > (1ull << 46) || csize - overhead < start + r.size - gp)
 			return false;
-		if (!(word & 2) && (!read(gp - 16 + csize + 8, &next, sizeof(next)) || !(next & 1)))
+		if (!(word & CHUNK_IS_MMAPPED) &&
+		    (!read(gp - 16 + csize + 8, &next, sizeof(next)) || !(next & CHUNK_PREV_INUSE)))
 			return false;	/* the next chunk says this one is free */
 	}
 	if (!counted_slot(l, r.counter, &b.slot))
@@ -143,7 +146,7 @@ template <typename Read>
 bool tail_at(Read &read, const process_layout &l, uintptr_t s, uint64_t word, uintptr_t p,
 	     block &b)
 {
-	uint64_t csize = word & ~(uint64_t)7, overhead = (word & 2) ? 16 : 8;
+	uint64_t csize = word & ~CHUNK_FLAGS, overhead = (word & CHUNK_IS_MMAPPED) ? 16 : 8;
 	if (csize < 32 || (csize & 15) || csize > (1ull << 46) || s + (csize - overhead) <= p)
 		return false;
 	uint64_t usable = csize - overhead;
@@ -157,7 +160,8 @@ bool tail_at(Read &read, const process_layout &l, uintptr_t s, uint64_t word, ui
 					 tail_check(s, l.tail_key)))
 		return false;
 	uint64_t next;
-	if (!(word & 2) && (!read(s - 16 + csize + 8, &next, sizeof(next)) || !(next & 1)))
+	if (!(word & CHUNK_IS_MMAPPED) &&
+	    (!read(s - 16 + csize + 8, &next, sizeof(next)) || !(next & CHUNK_PREV_INUSE)))
 		return false;	/* the next chunk says this one is free */
 	if (!counted_slot(l, t.counter, &b.slot))
 		return false;

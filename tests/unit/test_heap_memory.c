@@ -8,7 +8,8 @@
  *    one of its spans;
  *  - memory glibc holds free (a hole below its arena's top) goes back to the system
  *    as the heap grows, and as large blocks are freed, so the two heaps together
- *    stay near glibc alone; the top glibc keeps for its next blocks stays;
+ *    stay near glibc alone; the top glibc keeps for its next blocks stays, and
+ *    blocks glibc maps on their own make no trim;
  *  - after free and malloc_trim(0) the resident memory is within 5 MB of glibc's;
  *    without malloc_trim, empty spans go back once they have been empty a while, and
  *    a while twice as long once spans purged were taken again at once;
@@ -288,6 +289,24 @@ static int child_fragmented_glibc(void)
 		free(big[i]);
 	fprintf(stderr, "%llu %llu %llu %lld\n", t.done - t0.done, t.spaced - t0.spaced,
 		t.us - t0.us, took);
+	return 0;
+}
+
+/* Blocks of 40 MiB, above glibc's largest mmap threshold: each is mapped on its own
+ * and unmapped as it is freed, leaving no hole, so their frees make no trim due (they
+ * did, one for each 256 KiB). Prints the trims requested meanwhile. */
+enum { MAPPED_BLOCKS = 8, MAPPED_SIZE = 40 << 20 };
+static int child_mapped_frees(void)
+{
+	struct trims t0 = heap_trims();
+	for (int i = 0; i < MAPPED_BLOCKS; i++) {
+		free(m_block(MAPPED_SIZE));
+		for (int j = 0; j < CHURN_SMALL; j++)	/* refills, where trims are made */
+			blocks[j] = m_block(FILL_SIZE);
+		free_all(CHURN_SMALL);
+	}
+	struct trims t = heap_trims();
+	fprintf(stderr, "%llu\n", t.done - t0.done + t.spaced - t0.spaced);
 	return 0;
 }
 
@@ -778,6 +797,16 @@ static void test_glibc_top_reused_is_kept(void **state)
 	assert_true(heap <= plain + 1000);
 }
 
+static void test_mapped_blocks_make_no_trim(void **state)
+{
+	(void)state;
+	need_heap();
+	char err[4096];
+	run_child("mapped", NULL, err, sizeof(err));
+	print_message("%d blocks of 40 MiB made and freed: %ld trims\n", MAPPED_BLOCKS, atol(err));
+	assert_int_equal(atol(err), 0);
+}
+
 static void test_slow_glibc_trims_are_spaced_out(void **state)
 {
 	(void)state;
@@ -965,7 +994,7 @@ int main(int argc, char **argv)
 		{ "fragtrim", child_fragmented_glibc }, { "spanhole", child_hole_after_spans },
 		{ "idle", child_idle_classes }, { "idlepre", child_idle_precondition },
 		{ "regrow", child_realloc_growth }, { "regret", child_purge_regret },
-		{ "churn", child_buffer_churn },
+		{ "churn", child_buffer_churn }, { "mapped", child_mapped_frees },
 	};
 	if (argc == 2) {
 		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
@@ -980,6 +1009,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_glibc_hole_goes_back_as_the_heap_grows),
 		cmocka_unit_test(test_glibc_hole_goes_back_as_large_blocks_are_freed),
 		cmocka_unit_test(test_glibc_top_reused_is_kept),
+		cmocka_unit_test(test_mapped_blocks_make_no_trim),
 		cmocka_unit_test(test_slow_glibc_trims_are_spaced_out),
 		cmocka_unit_test(test_empty_spans_go_back_after_a_while),
 		cmocka_unit_test(test_purge_delay_grows_when_regretted),
