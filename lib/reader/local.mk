@@ -14,6 +14,7 @@ lib_libreader_la_SOURCES = \
 	lib/reader/safe_open.h lib/reader/safe_open.cpp \
 	lib/reader/store_owner.h lib/reader/store_owner.cpp \
 	lib/reader/symbolize.h lib/reader/symbolize.cpp \
+	lib/reader/line_table.h lib/reader/line_table.cpp \
 	lib/reader/cxxname.h lib/reader/cxxname.cpp \
 	lib/store/block_find.h lib/reader/block_lookup.h lib/reader/block_lookup.cpp
 lib_libreader_la_CXXFLAGS = $(LIB_CXXFLAGS) $(LIBDW_CFLAGS) $(ZLIB_CFLAGS)

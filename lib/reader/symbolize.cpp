@@ -6,6 +6,7 @@
 #include "symbolize.h"
 
 #include "cxxname.h"
+#include "line_table.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -23,6 +25,7 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -431,13 +434,16 @@ void scope_names(scope_index &scopes_of, Dwarf_Die *cu, Dwarf_Die *die, std::str
  * serve here: indexing every inlined call of a unit cost yaml-cpp's report 25 MB
  * and 0.1 s more than these walks.
  */
-void skip_system_headers(Dwarf_Die *cu, Dwarf_Die *func, source_location &out)
+void skip_system_headers(Dwarf_Die *cu, const line_table *lines, Dwarf_Die *func,
+			 source_location &out)
 {
 	if (!is_system_header(out.file) || dwarf_tag(func) != DW_TAG_inlined_subroutine)
 		return;
 	Dwarf_Files *files = nullptr;
 	size_t nfiles = 0;
-	if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+	if (lines)
+		nfiles = lines->files();
+	else if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
 		return;
 	Dwarf_Die *chain = nullptr;
 	int n = dwarf_getscopes_die(func, &chain);
@@ -450,7 +456,8 @@ void skip_system_headers(Dwarf_Die *cu, Dwarf_Die *func, source_location &out)
 		    dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_line, &attr), &line) != 0 ||
 		    line == 0 || line > UINT_MAX || file_idx >= nfiles)
 			break;
-		const char *file = dwarf_filesrc(files, file_idx, nullptr, nullptr);
+		const char *file = lines ? lines->file_name(file_idx)
+					 : dwarf_filesrc(files, file_idx, nullptr, nullptr);
 		int outer = next_function_scope(chain, n, i + 1);
 		if (!file || !*file || outer < 0)
 			break;
@@ -471,7 +478,7 @@ void skip_system_headers(Dwarf_Die *cu, Dwarf_Die *func, source_location &out)
  * absolute path stays so: its directory is in the line table's directories as it
  * is (entries after the first, which is the compilation directory).
  */
-std::string relative_to_comp_dir(Dwarf_Die *cu, const std::string &file)
+std::string relative_to_comp_dir(Dwarf_Die *cu, const line_table *lines, const std::string &file)
 {
 	Dwarf_Attribute attr;
 	const char *dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
@@ -482,12 +489,18 @@ std::string relative_to_comp_dir(Dwarf_Die *cu, const std::string &file)
 		n--;
 	if (file.size() <= n + 1 || file.compare(0, n, dir, n) != 0 || file[n] != '/')
 		return file;
+	std::string parent = file.substr(0, file.rfind('/'));
+	if (lines) {
+		for (size_t i = 1; i < lines->dirs(); i++)
+			if (lines->dir(i) && parent == lines->dir(i))
+				return file;	/* given as an absolute path */
+		return file.substr(n + 1);
+	}
 	Dwarf_Files *files = nullptr;
 	size_t nfiles = 0, ndirs = 0;
 	const char *const *dirs = nullptr;
 	if (dwarf_getsrcfiles(cu, &files, &nfiles) == 0 &&
 	    dwarf_getsrcdirs(files, &dirs, &ndirs) == 0) {
-		std::string parent = file.substr(0, file.rfind('/'));
 		for (size_t i = 1; i < ndirs; i++)
 			if (dirs[i] && parent == dirs[i])
 				return file;	/* given as an absolute path */
@@ -532,6 +545,13 @@ struct open_file {
 	std::unordered_map<Dwarf_Off, std::vector<cu_range>> functions;
 	/* The children of each scope a lookup went through (by its DIE offset). */
 	std::unordered_map<Dwarf_Off, scope_children> children;
+	/* The line tables of the units looked up, by .debug_line offset; null where
+	 * libdw's is used (line_table.h). */
+	bool sections_found = false;
+	line_sections sections;
+	Dwarf *sections_of = nullptr;
+	std::unordered_map<Dwarf_Off, std::unique_ptr<line_table>> lines;
+	size_t lines_memory = 0;
 	/* The ELF symbols that name code, sorted by address: see symbol_at(). */
 	bool symbols_indexed = false;
 	struct symbol {
@@ -742,6 +762,88 @@ Dwarf_Die *find_cu(open_file &f, Dwarf_Addr addr, Dwarf_Addr *dwbias, Dwarf_Die 
 	return mem;
 }
 
+/* .debug_line and the string sections of dw, once per file: null where absent, still
+ * compressed (libdw decompresses them in place when it opens them) or big-endian. */
+void find_sections(open_file &f, Dwarf *dw)
+{
+	f.sections_found = true;
+	f.sections_of = dw;
+	Elf *elf = dwarf_getelf(dw);
+	size_t shstrndx = 0;
+	const char *ident = elf ? elf_getident(elf, nullptr) : nullptr;
+	if (!ident || ident[EI_DATA] != ELFDATA2LSB || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	for (Elf_Scn *scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr shdr;
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS ||
+		    (shdr.sh_flags & SHF_COMPRESSED))
+			continue;
+		const char *name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		const unsigned char **data = nullptr;
+		size_t *size = nullptr;
+		if (!name)
+			continue;
+		if (strcmp(name, ".debug_line") == 0) {
+			data = &f.sections.line;
+			size = &f.sections.line_size;
+		} else if (strcmp(name, ".debug_str") == 0) {
+			data = &f.sections.str;
+			size = &f.sections.str_size;
+		} else if (strcmp(name, ".debug_line_str") == 0) {
+			data = &f.sections.line_str;
+			size = &f.sections.line_str_size;
+		} else {
+			continue;
+		}
+		Elf_Data *d = elf_getdata(scn, nullptr);
+		if (d && d->d_buf) {
+			*data = static_cast<const unsigned char *>(d->d_buf);
+			*size = d->d_size;
+		}
+	}
+}
+
+/* Bounds what one file's line tables hold; past it they are all dropped, which only
+ * costs reading them again. */
+constexpr size_t lines_budget = 32u << 20;
+
+/*
+ * cu's line table as line_table.h reads it, or null where libdw's is used: a split
+ * unit (libdw takes its skeleton's), a unit of another Dwarf than the module's (a
+ * supplementary file), a table the reader refuses.
+ */
+const line_table *lines_of(open_file &f, Dwarf_Die *cu)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word offset = 0;
+	Dwarf_Half version = 0;
+	uint8_t unit_type = 0, address_size = 0;
+	Dwarf_Addr dwbias;
+	Dwarf *dw = dwfl_module_getdwarf(f.mod, &dwbias);
+	if (!dw || dwarf_cu_getdwarf(cu->cu) != dw ||
+	    dwarf_cu_info(cu->cu, &version, &unit_type, nullptr, nullptr, nullptr, &address_size,
+			  nullptr) != 0 ||
+	    unit_type == DW_UT_split_compile || unit_type == DW_UT_split_type ||
+	    dwarf_formudata(dwarf_attr(cu, DW_AT_stmt_list, &attr), &offset) != 0)
+		return nullptr;
+	auto it = f.lines.find(offset);
+	if (it != f.lines.end())
+		return it->second.get();
+	if (!f.sections_found || f.sections_of != dw)
+		find_sections(f, dw);
+	if (f.lines_memory > lines_budget) {
+		f.lines.clear();
+		f.lines_memory = 0;
+	}
+	std::unique_ptr<line_table> t(new line_table);
+	const char *comp_dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+	if (!t->read(f.sections, offset, address_size, comp_dir))
+		t.reset();
+	else
+		f.lines_memory += t->memory();
+	return f.lines.emplace(offset, std::move(t)).first->second.get();
+}
+
 /* Fills what can be found for vaddr in mod; true when file:line were found. */
 bool resolve(open_file &f, uint64_t vaddr, bool is_return_address, source_location &out)
 {
@@ -766,8 +868,13 @@ bool resolve(open_file &f, uint64_t vaddr, bool is_return_address, source_locati
 	bool found = false;
 	int lineno = 0;
 	const char *src = nullptr;
-	Dwfl_Line *line = dwfl_module_getsrc(mod, addr);
-	if (line) {
+	const line_table *lines = cu ? lines_of(f, cu) : nullptr;
+	Dwfl_Line *line = nullptr;
+	uint32_t file_index = 0;
+	if (lines) {
+		if (lines->find(addr - dwbias, &file_index, &lineno))
+			src = lines->file_name(file_index);
+	} else if ((line = dwfl_module_getsrc(mod, addr))) {
 		src = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr);
 	} else if (cu) {
 		Dwarf_Line *l = dwarf_getsrc_die(cu, addr - dwbias);
@@ -785,7 +892,7 @@ bool resolve(open_file &f, uint64_t vaddr, bool is_return_address, source_locati
 		Dwarf_Die die;
 		if (function_at(f, cu, addr - dwbias, &die)) {
 			if (found)
-				skip_system_headers(cu, &die, out);
+				skip_system_headers(cu, lines, &die, out);
 			scope_names(f.scopes, cu, &die, func, full);
 		}
 	}
@@ -801,7 +908,7 @@ bool resolve(open_file &f, uint64_t vaddr, bool is_return_address, source_locati
 		out.full_func = full.empty() ? func : full;
 	}
 	if (found && cu)
-		out.file = relative_to_comp_dir(cu, out.file);
+		out.file = relative_to_comp_dir(cu, lines, out.file);
 	return found;
 }
 
@@ -919,7 +1026,7 @@ struct symbolizer::state {
 		m.mtime = sb.st_mtim;
 		m.gen = next_gen++;
 		m.dwfl = open_module(path.c_str(), fd, &m.mod);
-		return modules.emplace(path, m).first->second;
+		return modules.emplace(path, std::move(m)).first->second;
 	}
 };
 
@@ -1082,6 +1189,22 @@ void symbolizer::clear()
 {
 	std::lock_guard<std::mutex> guard(st_->lock);
 	st_->drop_all();
+}
+
+void symbolizer::remember_answers()
+{
+	std::lock_guard<std::mutex> guard(st_->lock);
+	st_->persistent_on = true;
+}
+
+void symbolizer::release_files()
+{
+	std::lock_guard<std::mutex> guard(st_->lock);
+	for (auto &m : st_->modules)
+		if (m.second.dwfl)
+			dwfl_end(m.second.dwfl);
+	st_->modules.clear();
+	st_->results.clear();	/* keyed by the openings just ended */
 }
 
 } /* namespace allocinfo */

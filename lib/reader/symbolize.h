@@ -85,6 +85,19 @@ public:
 	void clear();
 
 	/*
+	 * Closes every open file and drops what was read from them (their mappings,
+	 * line tables and indexes: tens of MB for a large C++ program), keeping the
+	 * answers that remember_answers() keeps. For a symbolizer inside a profiled
+	 * process, which names a snapshot's addresses and should then give the memory
+	 * back to the program.
+	 */
+	void release_files();
+	/* From now on, answers are also kept by file identity (device, inode, size,
+	 * mtime), in memory, up to the bound of the on-disk cache: they outlive
+	 * release_files(). load_cache() does this too. */
+	void remember_answers();
+
+	/*
 	 * A cache of answers kept on disk between runs of a short-lived reader (the
 	 * allocinfo tool): loading an object's debug information is the slow part of a
 	 * report. Entries are keyed by the file's identity (device, inode, size, mtime),

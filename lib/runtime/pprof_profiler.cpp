@@ -364,8 +364,11 @@ void write_snapshot(const char *why)
 		k.raw_inuse_bytes = e.raw_inuse_bytes;
 		stacks.push_back(k);
 	}
+	/* The text format has no place for the sites: naming them would read the
+	 * objects' debug information for nothing. */
 	plain_vector<allocinfo_heap_site> sites;
-	collect_sites(sites, g_copy, n);
+	if (!g_set.text)
+		collect_sites(sites, g_copy, n);
 
 	char path[sizeof(g_set.base) + 64];
 	file_name(path, sizeof(path), g_seq++);

@@ -20,7 +20,7 @@ FUZZ_SANITIZE = fuzzer,address,undefined
 FUZZ_FLAGS =
 # The reader's sources, compiled with the fuzzer's coverage instrumentation.
 FUZZ_READER = lib/reader/store_reader.cpp lib/reader/tag_naming.cpp \
-	lib/reader/site_table.cpp lib/reader/report.cpp lib/reader/symbolize.cpp \
+	lib/reader/site_table.cpp lib/reader/report.cpp lib/reader/symbolize.cpp lib/reader/line_table.cpp \
 	lib/reader/cxxname.cpp lib/reader/safe_open.cpp lib/reader/store_owner.cpp lib/store/procfs.cpp
 
 tests/fuzz/fuzz_store: $(top_srcdir)/tests/fuzz/fuzz_store.cpp \

@@ -52,6 +52,13 @@ tests_unit_libsymfixture_la_SOURCES = tests/unit/symbolize_fixture.c
 tests_unit_libsymfixture_la_CFLAGS = $(AM_CFLAGS) -g -O1
 tests_unit_libsymfixture_la_LDFLAGS = -rpath /nowhere -avoid-version -module
 
+check_PROGRAMS += tests/unit/test_line_table
+tests_unit_test_line_table_SOURCES = tests/unit/test_line_table.cpp
+tests_unit_test_line_table_CPPFLAGS = $(UNIT_CPPFLAGS) $(LIBDW_CFLAGS)
+tests_unit_test_line_table_CXXFLAGS = $(AM_CXXFLAGS) -fno-exceptions -fno-rtti
+tests_unit_test_line_table_LDADD = lib/libreader.la $(CMOCKA_LIBS)
+TESTS += tests/unit/test_line_table
+
 check_PROGRAMS += tests/unit/test_symbolize
 tests_unit_test_symbolize_SOURCES = tests/unit/test_symbolize.cpp
 tests_unit_test_symbolize_CPPFLAGS = $(UNIT_CPPFLAGS)

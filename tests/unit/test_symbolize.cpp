@@ -16,6 +16,7 @@ extern "C" { /* cmocka 1.1 declares C functions without it */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
+#include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -520,6 +521,54 @@ void test_threads(void **)
 	assert_int_equal(bad.load(), 0);
 }
 
+/* The heap in use, where the test can see it (not under a sanitizer's allocator). */
+bool heap_in_use(size_t *bytes)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	(void)bytes;
+	return false;
+#else
+	*bytes = mallinfo2().uordblks;
+	return true;
+#endif
+}
+
+/* release_files() gives back what was read, and the answers stay. */
+void test_release_files(void **)
+{
+	need_fixture();
+	symbolizer sym;
+	sym.remember_answers();
+	source_location loc;
+	const uint64_t add = vaddr_of(fixture_sym("symfix_add"));
+	const uint64_t call = return_vaddr_from("symfix_call");
+	size_t before = 0, open = 0, released = 0, again = 0;
+	bool measured = heap_in_use(&before);
+	assert_true(sym.lookup(fix.path, add, false, loc));
+	heap_in_use(&open);
+	sym.release_files();
+	heap_in_use(&released);
+
+	/* Answered from memory: nothing is read again. */
+	assert_true(sym.lookup(fix.path, add, false, loc));
+	expect_location(loc, "symbolize_fixture.c", line_add, "symfix_add");
+	heap_in_use(&again);
+	if (measured) {
+		print_message("heap: %zu bytes with the file open, %zu after release_files()\n",
+			      open - before, released - before);
+		assert_true(open - before > 8192);
+		assert_true(released - before < 2048);
+		assert_true(again - released < 512);
+	}
+
+	/* A new address opens the file again. */
+	assert_true(sym.lookup(fix.path, call, true, loc));
+	expect_location(loc, "symbolize_fixture.c", line_call, "symfix_call");
+	sym.release_files();
+	assert_true(sym.lookup(fix.path, call, true, loc));
+	expect_location(loc, "symbolize_fixture.c", line_call, "symfix_call");
+}
+
 int remove_temp_files(void **)
 {
 	for (const std::string &p : temp_files)
@@ -546,6 +595,7 @@ int main(void)
 		cmocka_unit_test(test_rebuilt_file),
 		cmocka_unit_test(test_symbol_table_fallback),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_release_files),
 	};
 	return cmocka_run_group_tests(tests, nullptr, remove_temp_files);
 }
