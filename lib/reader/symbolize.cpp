@@ -549,7 +549,6 @@ struct open_file {
 	 * libdw's is used (line_table.h). */
 	bool sections_found = false;
 	line_sections sections;
-	Dwarf *sections_of = nullptr;
 	std::unordered_map<Dwarf_Off, std::unique_ptr<line_table>> lines;
 	size_t lines_memory = 0;
 	/* The ELF symbols that name code, sorted by address: see symbol_at(). */
@@ -762,12 +761,12 @@ Dwarf_Die *find_cu(open_file &f, Dwarf_Addr addr, Dwarf_Addr *dwbias, Dwarf_Die 
 	return mem;
 }
 
-/* .debug_line and the string sections of dw, once per file: null where absent, still
- * compressed (libdw decompresses them in place when it opens them) or big-endian. */
+/* .debug_line and the string sections of the module's dw, once per file: null where
+ * absent, still compressed (libdw decompresses them in place when it opens them) or
+ * big-endian. */
 void find_sections(open_file &f, Dwarf *dw)
 {
 	f.sections_found = true;
-	f.sections_of = dw;
 	Elf *elf = dwarf_getelf(dw);
 	size_t shstrndx = 0;
 	const char *ident = elf ? elf_getident(elf, nullptr) : nullptr;
@@ -829,7 +828,7 @@ const line_table *lines_of(open_file &f, Dwarf_Die *cu)
 	auto it = f.lines.find(offset);
 	if (it != f.lines.end())
 		return it->second.get();
-	if (!f.sections_found || f.sections_of != dw)
+	if (!f.sections_found)
 		find_sections(f, dw);
 	if (f.lines_memory > lines_budget) {
 		f.lines.clear();
