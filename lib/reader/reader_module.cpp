@@ -50,6 +50,7 @@ symbolizer *get_symbolizer()
 	pthread_mutex_lock(&g_symbolizer_lock);
 	if (!g_symbolizer) {
 		g_symbolizer = new symbolizer();
+		g_symbolizer->remember_answers();
 	}
 	pthread_mutex_unlock(&g_symbolizer_lock);
 	return g_symbolizer;
@@ -86,6 +87,7 @@ ssize_t print_self(int fd, const void *store, size_t size)
 		site_table table(get_symbolizer(), false);
 		table.add(snap);
 		rows = table.rows();
+		get_symbolizer()->release_files();
 	}
 	std::string out;
 	render_text(out, rows);
@@ -94,9 +96,14 @@ ssize_t print_self(int fd, const void *store, size_t size)
 
 /* ---- the built-in heap profiler's files --------------------------------------------- */
 
+/* The debug information read for a snapshot or a report is the program's memory:
+ * given back once it is written (the answers stay, symbolize.h). */
 int write_heap_profile_entry(const allocinfo_heap_snapshot *s)
 {
-	return write_heap_profile(*s, get_symbolizer());
+	symbolizer *sym = get_symbolizer();
+	int err = write_heap_profile(*s, sym);
+	sym->release_files();
+	return err;
 }
 
 /* ---- allocinfo_pointer_info() ----------------------------------------------------- */

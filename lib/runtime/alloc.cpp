@@ -360,6 +360,10 @@ static inline void release_other_as(void *p) noexcept
 		release_checked_as<Op>(p);
 		return;
 	}
+	if (RECORD_ALWAYS && unlikely(sanitizer_page_start(p))) {
+		backend::free(p);	/* nothing of ours below it, maybe nothing mapped */
+		return;
+	}
 	alloc_record *rec = record_of(p);
 	if ((rec->meta & RECORD_MAGIC_MASK) == RECORD_MAGIC)
 		release_slow(p, Op);

@@ -184,11 +184,31 @@ static inline bool known_absent(const void *p)
 }
 } /* namespace page_starts */
 
+#ifdef ALLOCINFO_BACKEND_NEXT
+extern "C" int __sanitizer_get_ownership(const volatile void *p);
+#endif
+
+/* In the sanitizer builds: p starts a page and a block the sanitizer's allocator
+ * made without the library (an interceptor's, such as its strdup). ThreadSanitizer's
+ * allocator starts its regions with such blocks, and the page below a region may
+ * not be mapped. The library's own blocks start 16 bytes into the sanitizer's. */
+static inline bool sanitizer_page_start(const void *p)
+{
+#ifdef ALLOCINFO_BACKEND_NEXT
+	return page_starts::starts_page(p) && __sanitizer_get_ownership(p);
+#else
+	(void)p;
+	return false;
+#endif
+}
+
 /* Whether the 16 bytes below p may be read: always, except over another allocator
  * for a pointer that starts a page and that the library did not hand out, whose page
- * below may not be mapped. */
+ * below may not be mapped, and below a sanitizer's own block that starts a page. */
 static inline bool below_readable(const void *p)
 {
+	if (RECORD_ALWAYS)
+		return !sanitizer_page_start(p);
 	return !page_starts::guarded_start(p) ||
 	       (!page_starts::known_absent(p) && page_starts::contains(p));
 }

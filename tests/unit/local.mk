@@ -129,6 +129,13 @@ tests_unit_test_small_heap_LDADD = $(UNIT_LDADD) -lpthread
 tests_unit_test_small_heap_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_small_heap
 
+check_PROGRAMS += tests/unit/test_foreign_blocks
+tests_unit_test_foreign_blocks_SOURCES = tests/unit/test_foreign_blocks.c
+tests_unit_test_foreign_blocks_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_foreign_blocks_LDADD = $(UNIT_LDADD)
+tests_unit_test_foreign_blocks_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/unit/test_foreign_blocks
+
 check_PROGRAMS += tests/unit/test_heap_misuse
 tests_unit_test_heap_misuse_SOURCES = tests/unit/test_heap_misuse.c
 tests_unit_test_heap_misuse_CPPFLAGS = $(UNIT_CPPFLAGS)
