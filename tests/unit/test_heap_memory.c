@@ -776,10 +776,17 @@ static void test_glibc_hole_goes_back_as_the_heap_grows(void **state)
 static void test_glibc_hole_goes_back_as_large_blocks_are_freed(void **state)
 {
 	(void)state;
-	long heap, plain;
-	heap_and_glibc_kb("spanhole", &heap, &plain);
-	print_message("8 MiB of small blocks again, into their spans, after an 8 MiB hole: "
-		      "+%ld KiB, glibc +%ld KiB\n", heap, plain);
+	long heap = 0, plain = 0;
+	/* The trim that gives the hole back is timed against the trims' budget (see
+	 * test_slow_glibc_trims_are_spaced_out): on a machine busy enough (two suites
+	 * at once) it waits past the end of the run. Tried again, three times at most. */
+	for (int attempt = 0; attempt < 3; attempt++) {
+		heap_and_glibc_kb("spanhole", &heap, &plain);
+		print_message("8 MiB of small blocks again, into their spans, after an 8 MiB "
+			      "hole: +%ld KiB, glibc +%ld KiB\n", heap, plain);
+		if (heap <= plain + 1536)
+			break;
+	}
 	/* Both hold the small blocks' 8 MiB; keeping the hole would be 8 MiB more. */
 	assert_true(plain > 8000);
 	assert_true(heap <= plain + 1536);
