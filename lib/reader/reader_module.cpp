@@ -97,12 +97,14 @@ ssize_t print_self(int fd, const void *store, size_t size)
 /* ---- the built-in heap profiler's files --------------------------------------------- */
 
 /* The debug information read for a snapshot or a report is the program's memory:
- * given back once it is written (the answers stay, symbolize.h). */
+ * given back once it is written (the answers stay, symbolize.h), unless snapshots
+ * come so often that reading it again for each would cost more. */
 int write_heap_profile_entry(const allocinfo_heap_snapshot *s)
 {
 	symbolizer *sym = get_symbolizer();
 	int err = write_heap_profile(*s, sym);
-	sym->release_files();
+	if (!s->keep_debug_info)
+		sym->release_files();
 	return err;
 }
 

@@ -89,6 +89,12 @@ bool g_fork_locked;		/* g_write_lock: the forking thread holds it */
 unsigned g_seq;			/* the next file's sequence number */
 pid_t g_pid;			/* the process the sequence is for */
 struct timespec g_started;
+/* The previous snapshot's time (under g_write_lock): snapshots closer than this keep
+ * the debug information they read for the next one. Reading it again costs a large
+ * C++ program seconds of CPU when new call sites keep coming (performance.md). */
+struct timespec g_previous;
+bool g_have_previous;
+constexpr double KEEP_DEBUG_INFO_S = 10;
 
 /* The profiler's thread: woken through g_wake (a futex word). */
 uint32_t g_wake;
@@ -379,6 +385,9 @@ void write_snapshot(const char *why)
 	snap.sample_rate = g_set.rate;
 	snap.time_nanos = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 	snap.duration_nanos = (int64_t)(seconds_between(g_started, m) * 1e9);
+	snap.keep_debug_info = g_have_previous && seconds_between(g_previous, m) < KEEP_DEBUG_INFO_S;
+	g_previous = m;
+	g_have_previous = true;
 	snap.nstacks = stacks.size();
 	snap.stacks = stacks.begin();
 	snap.nsites = sites.size();

@@ -61,6 +61,9 @@ struct allocinfo_heap_snapshot {
 	const struct allocinfo_heap_stack *stacks;
 	size_t nsites;
 	const struct allocinfo_heap_site *sites;
+	/* Snapshots come often (the previous one was taken lately): the debug
+	 * information read for this one is kept for the next, instead of given back. */
+	int keep_debug_info;
 };
 
 struct allocinfo_reader_v1 {

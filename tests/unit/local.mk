@@ -48,8 +48,11 @@ tests_unit_test_site_table_LDADD = lib/libreader.la $(CMOCKA_LIBS)
 TESTS += tests/unit/test_site_table
 
 check_LTLIBRARIES += tests/unit/libsymfixture.la
-tests_unit_libsymfixture_la_SOURCES = tests/unit/symbolize_fixture.c
+tests_unit_libsymfixture_la_SOURCES = tests/unit/symbolize_fixture.c \
+	tests/unit/symbolize_fixture_cxx.cpp
 tests_unit_libsymfixture_la_CFLAGS = $(AM_CFLAGS) -g -O1
+tests_unit_libsymfixture_la_CXXFLAGS = $(AM_CXXFLAGS) -O1 -gdwarf-4 -fdebug-types-section \
+	-fno-exceptions -fno-rtti
 tests_unit_libsymfixture_la_LDFLAGS = -rpath /nowhere -avoid-version -module
 
 check_PROGRAMS += tests/unit/test_line_table
@@ -135,6 +138,13 @@ tests_unit_test_foreign_blocks_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_foreign_blocks_LDADD = $(UNIT_LDADD)
 tests_unit_test_foreign_blocks_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/unit/test_foreign_blocks
+
+check_PROGRAMS += tests/unit/test_release_debug_info
+tests_unit_test_release_debug_info_SOURCES = tests/unit/test_release_debug_info.c
+tests_unit_test_release_debug_info_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_release_debug_info_LDADD = $(UNIT_LDADD)
+tests_unit_test_release_debug_info_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/unit/test_release_debug_info
 
 check_PROGRAMS += tests/unit/test_heap_misuse
 tests_unit_test_heap_misuse_SOURCES = tests/unit/test_heap_misuse.c

@@ -398,6 +398,11 @@ size_t compare_with_libdw(const char *path)
 	Dwarf_Die cudie;
 	uint8_t unit_type;
 	while (dwarf_get_units(dw, cu, &cu, nullptr, &unit_type, &cudie, nullptr) == 0) {
+		/* A type unit shares its compilation unit's table, which libdw keeps
+		 * with the directory of whichever unit read it first; the symbolizer
+		 * reads tables for units with code only. */
+		if (unit_type == DW_UT_type || unit_type == DW_UT_split_type)
+			continue;
 		Dwarf_Attribute attr;
 		Dwarf_Word offset;
 		if (dwarf_formudata(dwarf_attr(&cudie, DW_AT_stmt_list, &attr), &offset) != 0)

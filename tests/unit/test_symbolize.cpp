@@ -44,6 +44,7 @@ constexpr unsigned line_add = 15;
 constexpr unsigned line_call = 20;
 constexpr unsigned line_inner = 27;
 constexpr unsigned line_sys = 42;
+constexpr unsigned line_ctor = 23;	/* symbolize_fixture_cxx.cpp */
 
 bool has_space(const std::string &s)
 {
@@ -521,6 +522,18 @@ void test_threads(void **)
 	assert_int_equal(bad.load(), 0);
 }
 
+/* An inlined constructor in a -fdebug-types-section build: named with its
+ * namespaces and class, at its line. */
+void test_type_unit_constructor(void **)
+{
+	need_fixture();
+	symbolizer sym;
+	source_location loc;
+	assert_true(sym.lookup(fix.path, return_vaddr_from("symfix_ctor"), true, loc));
+	expect_location(loc, "symbolize_fixture_cxx.cpp", line_ctor,
+			"symfix_outer_ns::inner::widget::widget");
+}
+
 /* The heap in use, where the test can see it (not under a sanitizer's allocator). */
 bool heap_in_use(size_t *bytes)
 {
@@ -596,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_symbol_table_fallback),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_release_files),
+		cmocka_unit_test(test_type_unit_constructor),
 	};
 	return cmocka_run_group_tests(tests, nullptr, remove_temp_files);
 }
