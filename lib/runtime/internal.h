@@ -184,27 +184,26 @@ static inline bool known_absent(const void *p)
 }
 } /* namespace page_starts */
 
-#ifdef ALLOCINFO_BACKEND_NEXT
-extern "C" int __sanitizer_get_ownership(const volatile void *p);
-#endif
+namespace page_starts {
+/* Whether the 16 bytes below p can be read, asked of the kernel (page_starts.cpp). */
+bool readable_below(const void *p) HIDDEN;
+} /* namespace page_starts */
 
-/* In the sanitizer builds: p starts a page and a block the sanitizer's allocator
- * made without the library (an interceptor's, such as its strdup). ThreadSanitizer's
- * allocator starts its regions with such blocks, and the page below a region may
- * not be mapped. The library's own blocks start 16 bytes into the sanitizer's. */
+/* In the sanitizer builds: p starts a page, and the page below it is not mapped, so
+ * that p is not the library's (its record would be there) but a block the sanitizer
+ * made without the library: an interceptor's, such as realpath()'s.
+ * ThreadSanitizer's allocator starts its regions with such blocks. (Its
+ * __sanitizer_get_ownership() says yes to any pointer into a block, the library's
+ * included, so it cannot tell them apart.) */
 static inline bool sanitizer_page_start(const void *p)
 {
-#ifdef ALLOCINFO_BACKEND_NEXT
-	return page_starts::starts_page(p) && __sanitizer_get_ownership(p);
-#else
-	(void)p;
-	return false;
-#endif
+	return RECORD_ALWAYS && page_starts::starts_page(p) && !page_starts::readable_below(p);
 }
 
 /* Whether the 16 bytes below p may be read: always, except over another allocator
  * for a pointer that starts a page and that the library did not hand out, whose page
- * below may not be mapped, and below a sanitizer's own block that starts a page. */
+ * below may not be mapped, and in the sanitizer builds below a page start whose page
+ * below is not mapped. */
 static inline bool below_readable(const void *p)
 {
 	if (RECORD_ALWAYS)

@@ -98,6 +98,8 @@ bool rebuild(size_t capacity)
 	return true;
 }
 
+} /* namespace */
+
 /*
  * Once a pointer could not be noted, a page start the set does not hold may be one of
  * the library's or the allocator's own. Ours have their record mapped below; below
@@ -111,8 +113,6 @@ bool readable_below(const void *p)
 	return read_self(static_cast<const char *>(p) - sizeof(below), below, sizeof(below)) !=
 	       EFAULT;
 }
-
-} /* namespace */
 
 void *noted(void *p)
 {
