@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include <dwarf.h>
+#include <gelf.h>
 
 namespace allocinfo {
 
@@ -223,7 +224,7 @@ struct line_table::reader {
 	/* What the header says about the program. */
 	struct header {
 		const unsigned char *lengths; /* the standard opcodes' operand counts, from 1 */
-		unsigned opcode_base, min_inst_length, max_ops, default_is_stmt, line_range,
+		unsigned opcode_base, min_inst_length, max_ops, line_range,
 			address_size;
 		int line_base;
 	};
@@ -343,8 +344,8 @@ bool line_table::reader::unit(const line_sections &s, unsigned address_size, con
 		return false;
 
 	/* Counted first, so that the rows take no room beyond their own. */
-	header h = {lengths, opcode_base, min_inst_length, max_ops, default_is_stmt, line_range,
-		    address_size, line_base};
+	header h = {lengths, opcode_base, min_inst_length, max_ops, line_range, address_size,
+		    line_base};
 	const unsigned char *start = c.p;
 	size_t declared = files.size(), n = 0;
 	if (!program(h, false, &n))
@@ -373,8 +374,8 @@ bool line_table::reader::program(const header &h, bool store, size_t *count)
 {
 	const unsigned char *lengths = h.lengths;
 	const unsigned opcode_base = h.opcode_base, min_inst_length = h.min_inst_length,
-		       max_ops = h.max_ops, default_is_stmt = h.default_is_stmt,
-		       line_range = h.line_range, address_size = h.address_size;
+		       max_ops = h.max_ops, line_range = h.line_range,
+		       address_size = h.address_size;
 	const int line_base = h.line_base;
 	std::vector<line_table::row> &rows = t.rows_;
 	*count = 0;
@@ -382,7 +383,6 @@ bool line_table::reader::program(const header &h, bool store, size_t *count)
 	uint64_t addr = 0;
 	uint32_t op_index = 0, file = 1, column = 0, isa = 0, discriminator = 0;
 	int64_t line = 1;
-	unsigned is_stmt = default_is_stmt;
 	auto reset = [&] {
 		addr = 0;
 		op_index = 0;
@@ -391,7 +391,6 @@ bool line_table::reader::program(const header &h, bool store, size_t *count)
 		column = 0;
 		isa = 0;
 		discriminator = 0;
-		is_stmt = default_is_stmt;
 	};
 	/* libdw computes the advance in unsigned int; one that would wrap is refused. */
 	auto advance = [&](uint64_t operations) {
@@ -499,7 +498,8 @@ bool line_table::reader::program(const header &h, bool store, size_t *count)
 		case DW_LNS_negate_stmt:
 			if (!operands(op, 0))
 				return false;
-			is_stmt = 1 - is_stmt;
+			/* no row keeps is_stmt; libdw's check of it cannot fail, as
+			 * default_is_stmt is 0 or 1 (unit()) */
 			break;
 		case DW_LNS_set_basic_block:
 		case DW_LNS_set_prologue_end:
@@ -528,7 +528,6 @@ bool line_table::reader::program(const header &h, bool store, size_t *count)
 			break;
 		}
 	}
-	(void)is_stmt;
 	return c.ok;
 }
 
@@ -578,6 +577,34 @@ size_t line_table::memory() const
 	for (const std::string &f : files_)
 		n += f.capacity() + 1;
 	return n;
+}
+
+line_sections line_sections_of(Dwarf *dw)
+{
+	line_sections s;
+	Elf *elf = dw ? dwarf_getelf(dw) : nullptr;
+	size_t shstrndx = 0;
+	const char *ident = elf ? elf_getident(elf, nullptr) : nullptr;
+	if (!ident || ident[EI_DATA] != ELFDATA2LSB || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return s;
+	for (Elf_Scn *scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr shdr;
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS ||
+		    (shdr.sh_flags & SHF_COMPRESSED))
+			continue;
+		const char *name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		Elf_Data *d = name ? elf_getdata(scn, nullptr) : nullptr;
+		if (!d || !d->d_buf)
+			continue;
+		const auto *data = static_cast<const unsigned char *>(d->d_buf);
+		if (strcmp(name, ".debug_line") == 0)
+			s.line = data, s.line_size = d->d_size;
+		else if (strcmp(name, ".debug_str") == 0)
+			s.str = data, s.str_size = d->d_size;
+		else if (strcmp(name, ".debug_line_str") == 0)
+			s.line_str = data, s.line_str_size = d->d_size;
+	}
+	return s;
 }
 
 } /* namespace allocinfo */

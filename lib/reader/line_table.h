@@ -34,6 +34,8 @@
 #include <string>
 #include <vector>
 
+#include <elfutils/libdw.h>
+
 namespace allocinfo {
 
 /* The sections a line table refers to, as the ELF file's data (null when absent). */
@@ -45,6 +47,11 @@ struct line_sections {
 	const unsigned char *line_str = nullptr; /* .debug_line_str: DW_FORM_line_strp */
 	size_t line_str_size = 0;
 };
+
+/* .debug_line and the string sections of dw's ELF file: null where absent, still
+ * compressed (libdw decompresses them in place when it opens them) or in a
+ * big-endian file. */
+line_sections line_sections_of(Dwarf *dw);
 
 class line_table {
 public:

@@ -25,7 +25,6 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -786,47 +785,6 @@ Dwarf_Die *find_cu(open_file &f, Dwarf_Addr addr, Dwarf_Addr *dwbias, Dwarf_Die 
 	return mem;
 }
 
-/* .debug_line and the string sections of the module's dw, once per file: null where
- * absent, still compressed (libdw decompresses them in place when it opens them) or
- * big-endian. */
-void find_sections(open_file &f, Dwarf *dw)
-{
-	f.sections_found = true;
-	Elf *elf = dwarf_getelf(dw);
-	size_t shstrndx = 0;
-	const char *ident = elf ? elf_getident(elf, nullptr) : nullptr;
-	if (!ident || ident[EI_DATA] != ELFDATA2LSB || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return;
-	for (Elf_Scn *scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
-		GElf_Shdr shdr;
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS ||
-		    (shdr.sh_flags & SHF_COMPRESSED))
-			continue;
-		const char *name = elf_strptr(elf, shstrndx, shdr.sh_name);
-		const unsigned char **data = nullptr;
-		size_t *size = nullptr;
-		if (!name)
-			continue;
-		if (strcmp(name, ".debug_line") == 0) {
-			data = &f.sections.line;
-			size = &f.sections.line_size;
-		} else if (strcmp(name, ".debug_str") == 0) {
-			data = &f.sections.str;
-			size = &f.sections.str_size;
-		} else if (strcmp(name, ".debug_line_str") == 0) {
-			data = &f.sections.line_str;
-			size = &f.sections.line_str_size;
-		} else {
-			continue;
-		}
-		Elf_Data *d = elf_getdata(scn, nullptr);
-		if (d && d->d_buf) {
-			*data = static_cast<const unsigned char *>(d->d_buf);
-			*size = d->d_size;
-		}
-	}
-}
-
 /* Bounds what one file's line tables hold; past it they are all dropped, which only
  * costs reading them again. */
 constexpr size_t lines_budget = 32u << 20;
@@ -853,8 +811,10 @@ const line_table *lines_of(open_file &f, Dwarf_Die *cu)
 	auto it = f.lines.find(offset);
 	if (it != f.lines.end())
 		return it->second.get();
-	if (!f.sections_found)
-		find_sections(f, dw);
+	if (!f.sections_found) {
+		f.sections = line_sections_of(dw);
+		f.sections_found = true;
+	}
 	if (f.lines_memory > lines_budget) {
 		f.lines.clear();
 		f.lines_memory = 0;

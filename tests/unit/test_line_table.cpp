@@ -15,7 +15,6 @@ extern "C" { /* cmocka 1.1 declares C functions without it */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -354,33 +353,6 @@ void test_hostile(void **)
 	assert_true(read > 0);
 }
 
-/* .debug_line and the string sections of an open Dwarf. */
-line_sections sections_of(Dwarf *dw)
-{
-	line_sections s;
-	Elf *elf = dwarf_getelf(dw);
-	size_t shstrndx;
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return s;
-	for (Elf_Scn *scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-			continue;
-		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
-		Elf_Data *d = elf_getdata(scn, nullptr);
-		if (!name || !d)
-			continue;
-		const auto *data = static_cast<const unsigned char *>(d->d_buf);
-		if (strcmp(name, ".debug_line") == 0)
-			s.line = data, s.line_size = d->d_size;
-		else if (strcmp(name, ".debug_str") == 0)
-			s.str = data, s.str_size = d->d_size;
-		else if (strcmp(name, ".debug_line_str") == 0)
-			s.line_str = data, s.line_str_size = d->d_size;
-	}
-	return s;
-}
-
 /* Every unit of the file at path against libdw: the rows found at every row's
  * address and around it, the files and the directories. Returns the units. */
 size_t compare_with_libdw(const char *path)
@@ -392,7 +364,7 @@ size_t compare_with_libdw(const char *path)
 		close(fd);
 		return 0;
 	}
-	line_sections s = sections_of(dw);
+	line_sections s = allocinfo::line_sections_of(dw);
 	size_t units = 0;
 	Dwarf_CU *cu = nullptr;
 	Dwarf_Die cudie;
