@@ -370,14 +370,15 @@ done
 # (peak), everything freed (RSS after free), then malloc_trim(0). Base: MiB above the
 # start; the others: ratio for the peak, MiB more than the baseline after.
 echo "  phase change" >&2
-declare -A ph_peak=() ph_free=() ph_trim=()
+declare -A ph_peak=() ph_free=() ph_trim=() ph_trim_us=()
 for v in base off on preload glheap record trailer; do
 	line=$(run "$v" phase $((4000000 / scale)) $((1000000 / scale)))
 	ph_peak[$v]=$(field peak_kb "$line")
 	ph_free[$v]=$(field free_kb "$line")
 	ph_trim[$v]=$(field trim_kb "$line")
+	ph_trim_us[$v]=$(field trim_us "$line")
 done
-for kind in peak free trim; do
+for kind in peak free trim trim_us; do
 	cells=""
 	for v in off on preload glheap record trailer; do
 		case $kind in
@@ -387,12 +388,17 @@ for kind in peak free trim; do
 		      cells+=$(awk -v x="$x" -v b="$b" 'BEGIN { printf "%-16s", sprintf("%+.1f MiB", (x - b) / 1024) }') ;;
 		trim) x=${ph_trim[$v]} b=${ph_trim[base]}
 		      cells+=$(awk -v x="$x" -v b="$b" 'BEGIN { printf "%-16s", sprintf("%+.1f MiB", (x - b) / 1024) }') ;;
+		trim_us) x=${ph_trim_us[$v]} b=${ph_trim_us[base]}
+		      cells+=$(awk -v x="$x" -v b="$b" 'BEGIN { printf "%-16s", sprintf("%.2fx", x / (b > 0 ? b : 1)) }') ;;
 		esac
 	done
 	case $kind in
 	peak) label="phase change 64 B -> 256 B: peak"; b=${ph_peak[base]} ;;
 	free) label="phase change: RSS after free"; b=${ph_free[base]} ;;
 	trim) label="  and after malloc_trim(0)"; b=${ph_trim[base]} ;;
+	trim_us) label="  malloc_trim(0)'s time"
+		 line_of '%-34s %-14s %s%-16s' "$label" "$(awk -v b="${ph_trim_us[base]}" 'BEGIN { printf "%.1f ms", b / 1000 }')" "$cells" "-"
+		 continue ;;
 	esac
 	line_of '%-34s %-14s %s%-16s' "$label" "$(awk -v b="$b" 'BEGIN { printf "%.1f MiB", b / 1024 }')" "$cells" "-"
 done

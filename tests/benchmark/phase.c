@@ -2,8 +2,9 @@
 /*
  * One size class, then another: N1 blocks of 64 bytes filled and freed, then N2
  * blocks of 256. Prints the peak resident memory, the resident memory once the
- * second set is freed, and again after malloc_trim(0), each above the start, in KiB
- * (with the run's time, as every benchmark). Usage: phase N1 N2.
+ * second set is freed, and again after malloc_trim(0), each above the start, in KiB,
+ * and the microseconds malloc_trim(0) took (with the run's time, as every benchmark).
+ * Usage: phase N1 N2.
  */
 #include "bench.h"
 #include "../proc_status.h"
@@ -35,10 +36,12 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < n2; i++)
 		free(blocks[i]);
 	long after_free = proc_status_kb("VmRSS:");
+	uint64_t trim_start = bench_clock(CLOCK_MONOTONIC);
 	malloc_trim(0);
+	uint64_t trim_ns = bench_clock(CLOCK_MONOTONIC) - trim_start;
 	long after_trim = proc_status_kb("VmRSS:");
-	printf("peak_kb=%ld free_kb=%ld trim_kb=%ld ", peak - start, after_free - start,
-	       after_trim - start);
+	printf("peak_kb=%ld free_kb=%ld trim_kb=%ld trim_us=%llu ", peak - start,
+	       after_free - start, after_trim - start, (unsigned long long)(trim_ns / 1000));
 	bench_report(t, n1 + n2);
 	return 0;
 }
