@@ -46,7 +46,12 @@ run_suite() {
 	skip=$((skip + ${s:-0}))
 	if [ $rc != 0 ]; then
 		status=1
-		[ -f "$dir/test-suite.log" ] && sed -n '/^FAIL\|^ERROR/,/^$/p' "$dir/test-suite.log" | head -200
+		# Each failing test's own log, whose last lines say what failed.
+		grep -E '^(FAIL|ERROR):' "$dir/check.out" | sed 's/^[A-Z]*: //' | sort -u |
+			while read -r t; do
+				echo "== $name: ${t%.sh}.log, its last 60 lines"
+				tail -n 60 "$dir/${t%.sh}.log" 2>/dev/null
+			done
 		[ -f "$dir/test-suite.log" ] || { tail -50 "$dir/check.out"; fail=$((fail + 1)); }
 	fi
 }
