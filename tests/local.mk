@@ -14,6 +14,7 @@ AM_TESTS_ENVIRONMENT = \
 	ALLOCINFO_LIB='$(abs_top_builddir)/lib/.libs/liballocinfo.so'; export ALLOCINFO_LIB; \
 	PATH='$(abs_top_builddir)/tools:$(abs_top_builddir)/tools/.libs:'"$$PATH"; export PATH; \
 	ALLOCINFO_SANITIZER='$(enable_sanitizer)'; export ALLOCINFO_SANITIZER; \
+	ALLOCINFO_COMMON_TEXT='$(common_text)'; export ALLOCINFO_COMMON_TEXT; \
 	TSAN_OPTIONS="suppressions=$(abs_top_srcdir)/tests/tsan.supp $$TSAN_OPTIONS"; \
 	export TSAN_OPTIONS;
 

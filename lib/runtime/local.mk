@@ -7,7 +7,7 @@ noinst_LTLIBRARIES += lib/liboverride.la
 lib_liboverride_la_SOURCES = lib/runtime/override.cpp \
 	lib/runtime/foreign_path.h lib/runtime/foreign_path.cpp
 lib_liboverride_la_CXXFLAGS = -std=gnu++17 $(WARN_CXXFLAGS) -fvisibility=hidden \
-	-ftls-model=initial-exec $(SAN_FRAME_FLAGS)
+	-ftls-model=initial-exec $(SAN_FRAME_FLAGS) $(COMMON_TEXT_CXXFLAGS)
 
 lib_LTLIBRARIES += lib/liballocinfo.la
 lib_liballocinfo_la_LIBTOOLFLAGS =	# both libraries (Makefile.am)
@@ -60,7 +60,8 @@ lib_liballocinfo_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DALLOCINFO_BPF_MODULE_PATH='"$(pkglibdir)/liballocinfo-bpf.so"' \
 	-DALLOCINFO_BUILD_BPF_MODULE_PATH='"$(abs_top_builddir)/lib/.libs/liballocinfo-bpf.so"' \
 	-DALLOCINFO_BUILD_LIB_DIR='"$(abs_top_builddir)/lib/.libs"'
-lib_liballocinfo_la_CXXFLAGS = $(CORE_CXXFLAGS) -ftls-model=initial-exec
+lib_liballocinfo_la_CXXFLAGS = $(CORE_CXXFLAGS) -ftls-model=initial-exec \
+	$(COMMON_TEXT_CXXFLAGS)
 lib_liballocinfo_la_LIBADD = lib/liboverride.la lib/libprocfs.la $(DL_LIBS) -lpthread
 # --as-needed: the C++ compiler driver adds libstdc++, which nothing here uses.
 # -z now: no lazy binding inside malloc, whose resolver saves the whole vector
@@ -68,8 +69,17 @@ lib_liballocinfo_la_LIBADD = lib/liboverride.la lib/libprocfs.la $(DL_LIBS) -lpt
 # (and the relocations become read-only).
 lib_liballocinfo_la_LDFLAGS = -version-info 0:0:0 -Wl,--as-needed -Wl,-z,now \
 	-Wl,--version-script=$(top_srcdir)/lib/runtime/liballocinfo.sym -Wl,-z,nodelete \
-	$(RELR_LDFLAGS)
-EXTRA_lib_liballocinfo_la_DEPENDENCIES = $(top_srcdir)/lib/runtime/liballocinfo.sym
+	$(RELR_LDFLAGS) $(COMMON_TEXT_LDFLAGS)
+EXTRA_lib_liballocinfo_la_DEPENDENCIES = $(top_srcdir)/lib/runtime/liballocinfo.sym \
+	$(top_srcdir)/lib/runtime/common-text.ld
+EXTRA_DIST += lib/runtime/common-text.ld
+
+# The functions instrumented processes run, first in the library's code, each in a
+# section of its own so that the script can pick them (configure.ac, COMMON_TEXT).
+if COMMON_TEXT
+COMMON_TEXT_CXXFLAGS = -ffunction-sections
+COMMON_TEXT_LDFLAGS = -Wl,-T,$(top_srcdir)/lib/runtime/common-text.ld
+endif
 
 # What a process loads only when it needs it (lib/store/reader_module.h): its own
 # report, a BPF store's tag names and iterator. Installed in $(pkglibdir), found by

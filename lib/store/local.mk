@@ -5,4 +5,4 @@
 
 noinst_LTLIBRARIES += lib/libprocfs.la
 lib_libprocfs_la_SOURCES = lib/store/procfs.h lib/store/procfs.cpp
-lib_libprocfs_la_CXXFLAGS = $(CORE_CXXFLAGS)
+lib_libprocfs_la_CXXFLAGS = $(CORE_CXXFLAGS) $(COMMON_TEXT_CXXFLAGS)

@@ -167,6 +167,8 @@ EXTRA_DIST += tests/integration/sanitizers.sh tests/integration/sanitized.c \
 # run counted.
 TESTS += tests/integration/valgrind_tools.sh
 EXTRA_DIST += tests/integration/valgrind_tools.sh
+TESTS += tests/integration/common_text.sh
+EXTRA_DIST += tests/integration/common_text.sh scripts/function_hits.sh
 # A malloc wrapper that passes every call on to the next malloc (libmemusage.so's
 # kind), preloaded before or after the library by program_allocator.sh and
 # underneath.sh.
