@@ -5,8 +5,8 @@
 # so the kernel, which maps a file's pages 64 KiB at a time around each one touched,
 # maps little more than them. A program built with the header that allocates,
 # reallocates and frees from two threads must have none of the library's code
-# resident past the 64 KiB windows those functions lie in (all 192 KiB were,
-# before). Every function of the library it runs must be one of them, natively
+# resident past the 64 KiB windows those functions lie in, in most of five runs (all
+# 192 KiB were, before). Every function of the library it runs must be one of them, natively
 # (uprobes, as root) and under callgrind; a function that is not is named, for
 # scripts/common-text.sh to add. The program runs a copy of the library of its own,
 # which the probes count for it alone.
@@ -25,8 +25,7 @@ script=$top_srcdir/lib/runtime/common-text.ld
 mkdir "$tmp/lib" && cp "$top_builddir/lib/.libs/liballocinfo.so.0" "$tmp/lib/" &&
 	ln -s liballocinfo.so.0 "$tmp/lib/liballocinfo.so" || exit 99
 lib=$tmp/lib/liballocinfo.so.0
-# In the page cache, as an installed library is once any process has used it: a page
-# that is not is read in by the fault, 128 KiB around it, and mapped as it comes.
+# In the page cache, as an installed library is once any process has used it.
 cat "$lib" >/dev/null
 
 cat >"$tmp/prog.c" <<'PROG'
