@@ -27,7 +27,7 @@ hits_start() {
 	_seg=$(readelf -lW "$_lib" | awk '$1 == "LOAD" && / E / { print $2, $3; exit }')
 	_off=$((${_seg% *})) _vaddr=$((${_seg#* }))
 	nm --defined-only "$_lib" | awk '$2 ~ /^[tTwW]$/ { print $1, $3 }' | sort -u -k2,2 |
-		awk -v off="$_off" -v vaddr="$_vaddr" '{ print NR, $1, $2 }' >"$hits_names"
+		awk '{ print NR, $1, $2 }' >"$hits_names"
 	while read -r _n _addr _name; do
 		printf 'p:%s/f%s %s:0x%x\n' "$hits_group" "$_n" "$_lib" $((0x$_addr - _vaddr + _off))
 	done <"$hits_names" >>"$hits_dir/uprobe_events" ||
@@ -36,7 +36,7 @@ hits_start() {
 }
 
 hits_read() {
-	awk -v group="$hits_group" 'NR == FNR { name[$1] = $3; next }
+	awk 'NR == FNR { name[$1] = $3; next }
 		$2 ~ "^f[0-9]+$" { n = substr($2, 2); if (n in name) print $3, name[n] }' \
 		"$hits_names" "$hits_dir/uprobe_profile"
 }

@@ -182,9 +182,6 @@ static inline bool known_absent(const void *p)
 	return (uintptr_t)p == t_absent &&
 	       t_absent_noted == __atomic_load_n(&g_noted, __ATOMIC_ACQUIRE);
 }
-} /* namespace page_starts */
-
-namespace page_starts {
 /* Whether the 16 bytes below p can be read, asked of the kernel (page_starts.cpp). */
 bool readable_below(const void *p) HIDDEN;
 } /* namespace page_starts */

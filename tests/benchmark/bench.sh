@@ -368,15 +368,23 @@ done
 
 # 4b. memory a program gives back: one size class filled and freed, then another
 # (peak), everything freed (RSS after free), then malloc_trim(0). Base: MiB above the
-# start; the others: ratio for the peak, MiB more than the baseline after.
+# start; the others: ratio for the peak, MiB more than the baseline after. Then the
+# time malloc_trim(0) took: the median of three runs, interleaved (a trim of a few ms
+# moves by a third from run to run); the memory figures are the first run's.
 echo "  phase change" >&2
 declare -A ph_peak=() ph_free=() ph_trim=() ph_trim_us=()
-for v in base off on preload glheap record trailer; do
-	line=$(run "$v" phase $((4000000 / scale)) $((1000000 / scale)))
-	ph_peak[$v]=$(field peak_kb "$line")
-	ph_free[$v]=$(field free_kb "$line")
-	ph_trim[$v]=$(field trim_kb "$line")
-	ph_trim_us[$v]=$(field trim_us "$line")
+for r in 1 2 3; do
+	for v in base off on preload glheap record trailer; do
+		line=$(run "$v" phase $((4000000 / scale)) $((1000000 / scale)))
+		ph_trim_us[$v]+="$(field trim_us "$line")"$'\n'
+		[ $r = 1 ] || continue
+		ph_peak[$v]=$(field peak_kb "$line")
+		ph_free[$v]=$(field free_kb "$line")
+		ph_trim[$v]=$(field trim_kb "$line")
+	done
+done
+for v in "${!ph_trim_us[@]}"; do
+	read -r ph_trim_us[$v] _ < <(printf '%s' "${ph_trim_us[$v]}" | stats)
 done
 for kind in peak free trim trim_us; do
 	cells=""
